@@ -1,0 +1,74 @@
+// Package v1beta1 is the input of the MiniCluster composition function: the
+// defaults a platform team sets once, in the Composition, for every tenant's
+// MiniCluster. A claim's own values always win.
+//
+// +kubebuilder:object:generate=true
+// +groupName=minicluster.fn.flux-framework.org
+// +versionName=v1beta1
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// SchemeGroupVersion of the input.
+var SchemeGroupVersion = schema.GroupVersion{Group: "minicluster.fn.flux-framework.org", Version: "v1beta1"}
+
+// Input is the function's input.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=crossplane
+type Input struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Defaults for every MiniCluster composed with this Composition.
+	// +optional
+	Defaults Defaults `json:"defaults,omitempty"`
+}
+
+// Defaults a platform team sets for its tenants.
+type Defaults struct {
+	// FluxViewImage replaces the default Flux view image (e.g. a mirror in
+	// the platform's registry).
+	// +optional
+	FluxViewImage string `json:"fluxViewImage,omitempty"`
+
+	// ConnectTimeout replaces the default broker connect timeout.
+	// +optional
+	ConnectTimeout *string `json:"connectTimeout,omitempty"`
+
+	// NodeSelector for pods of claims that set none.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations for pods of claims that set none.
+	// +optional
+	Tolerations []v1alpha2.Toleration `json:"tolerations,omitempty"`
+
+	// ImagePullSecrets added to every pod.
+	// +optional
+	ImagePullSecrets []string `json:"imagePullSecrets,omitempty"`
+}
+
+// PlatformDefaults converts the input for the API's defaulting.
+func (d Defaults) PlatformDefaults() v1alpha2.PlatformDefaults {
+	return v1alpha2.PlatformDefaults{
+		ViewImage:        d.FluxViewImage,
+		ConnectTimeout:   d.ConnectTimeout,
+		NodeSelector:     d.NodeSelector,
+		Tolerations:      d.Tolerations,
+		ImagePullSecrets: d.ImagePullSecrets,
+	}
+}
+
+// AddToScheme registers the input.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(SchemeGroupVersion, &Input{})
+	return nil
+}

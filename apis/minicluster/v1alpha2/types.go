@@ -1,0 +1,909 @@
+package v1alpha2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// MiniCluster is a Flux Framework cluster: an Indexed Job of Flux brokers
+// with the services, configuration and certificate they need.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:subresource:status
+type MiniCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   MiniClusterSpec   `json:"spec"`
+	Status MiniClusterStatus `json:"status,omitempty"`
+}
+
+// MiniClusterList is a list of MiniClusters.
+//
+// +kubebuilder:object:root=true
+type MiniClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MiniCluster `json:"items"`
+}
+
+// MiniClusterSpec is the desired state of a MiniCluster.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.maxSize) || self.maxSize == 0 || self.maxSize >= self.size",message="spec.maxSize must be at least spec.size: raise maxSize or lower size"
+// +kubebuilder:validation:XValidation:rule="!has(self.minSize) || self.minSize == 0 || self.minSize <= self.size",message="spec.minSize must not exceed spec.size: it is the number of brokers Flux waits for before starting"
+// +kubebuilder:validation:XValidation:rule="size(self.containers) == 1 || self.containers.exists_one(c, has(c.runFlux) && c.runFlux)",message="spec.containers must have exactly one container with runFlux: true (the Flux broker runner)"
+type MiniClusterSpec struct {
+	// Containers of every pod of the Indexed Job. Exactly one of them is the
+	// Flux runner (runFlux: true; implied when there is only one).
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.containers is immutable once the MiniCluster exists (the Job's pod template cannot change): delete and re-create the MiniCluster to change it"
+	Containers []MiniClusterContainer `json:"containers"`
+
+	// Services are containers of one extra Pod, <name>-services, that shares
+	// the cluster's network (e.g. a database or web server next to Flux).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.services is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Services []MiniClusterContainer `json:"services,omitempty"`
+
+	// Network settings of the cluster's Service.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.network is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Network Network `json:"network,omitempty"`
+
+	// JobLabels are labels for the Job object only (not its pods), e.g.
+	// kueue.x-k8s.io/queue-name.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.jobLabels is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	JobLabels map[string]string `json:"jobLabels,omitempty"`
+
+	// Interactive runs every broker without an initial program
+	// (-Sbroker.rc2_none): the cluster stays up until it is shut down.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.interactive is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Interactive bool `json:"interactive,omitempty"`
+
+	// Flux configures the brokers, the Flux view and bursting.
+	// +optional
+	Flux FluxSpec `json:"flux,omitempty"`
+
+	// Logging switches for the entrypoints and brokers.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.logging is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Logging LoggingSpec `json:"logging,omitempty"`
+
+	// Archive restores the broker content store from a path, when it exists.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.archive is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Archive MiniClusterArchive `json:"archive,omitempty"`
+
+	// ShareProcessNamespace shares one process namespace between the
+	// containers of a pod.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.shareProcessNamespace is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	ShareProcessNamespace bool `json:"shareProcessNamespace,omitempty"`
+
+	// Cleanup asks for the MiniCluster to be deleted when the lead broker's
+	// pod has finished. A composition function cannot delete its own claim,
+	// so this is reported in status (phase) and left to the user or a
+	// policy controller.
+	// +optional
+	Cleanup bool `json:"cleanup,omitempty"`
+
+	// Size is the number of pods (brokers). It may change while the cluster
+	// runs, up to status.maximumSize.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	Size *int32 `json:"size,omitempty"`
+
+	// MaxSize is the largest size the cluster may grow to; the broker
+	// configuration declares this many hosts from the start. Defaults to size.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.maxSize is immutable once the MiniCluster exists: the broker configuration was sized for it"
+	MaxSize int32 `json:"maxSize,omitempty"`
+
+	// MinSize is the number of brokers Flux waits for before it starts
+	// (-Sbroker.quorum).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.minSize is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	MinSize int32 `json:"minSize,omitempty"`
+
+	// BackoffLimit of the Job. Defaults to 100.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.backoffLimit is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// Tasks is the total number of tasks of the submitted command. 0 means
+	// one task per node (-N <size> only).
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.tasks is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Tasks *int32 `json:"tasks,omitempty"`
+
+	// DeadlineSeconds is the Job's activeDeadlineSeconds (about a year by
+	// default).
+	// +optional
+	// +kubebuilder:default=31500000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.deadlineSeconds is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	DeadlineSeconds *int64 `json:"deadlineSeconds,omitempty"`
+
+	// Pod-level settings of every broker pod.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.pod is immutable once the MiniCluster exists (the Job's pod template cannot change): delete and re-create the MiniCluster to change it"
+	Pod PodSpec `json:"pod,omitempty"`
+}
+
+// Network configures the cluster's Service.
+type Network struct {
+	// HeadlessName names the headless Service and the pods' subdomain.
+	// Defaults to the MiniCluster's name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	HeadlessName string `json:"headlessName,omitempty"`
+
+	// DisableAffinity drops the soft rules that spread pods one per node and
+	// keep them in one zone.
+	// +optional
+	DisableAffinity bool `json:"disableAffinity,omitempty"`
+}
+
+// MiniClusterArchive is a Flux content archive to restore at start.
+type MiniClusterArchive struct {
+	// Path of the archive inside the runner container; restored with
+	// -Scontent.restore when the file exists.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Path string `json:"path,omitempty"`
+}
+
+// LoggingSpec selects what the entrypoints and brokers print.
+type LoggingSpec struct {
+	// Quiet leaves only the job's own output in the runner's log.
+	// +optional
+	Quiet bool `json:"quiet,omitempty"`
+
+	// Strict stops an entrypoint at the first failing command
+	// (set -eEu -o pipefail).
+	// +optional
+	Strict bool `json:"strict,omitempty"`
+
+	// Debug adds -vvv to flux submit and flux batch.
+	// +optional
+	Debug bool `json:"debug,omitempty"`
+
+	// Zeromq turns on ZeroMQ debugging in the brokers (-Stbon.zmqdebug=1).
+	// +optional
+	Zeromq bool `json:"zeromq,omitempty"`
+
+	// Timed wraps flux start and the initial program with /usr/bin/time.
+	// +optional
+	Timed bool `json:"timed,omitempty"`
+}
+
+// PodSpec holds pod-level settings of the broker pods.
+type PodSpec struct {
+	// Annotations of every pod.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// Labels of every pod.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Resources become the pod's overhead (as upstream does); most clusters
+	// want container resources instead.
+	// +optional
+	Resources ContainerResource `json:"resources,omitempty"`
+
+	// ServiceAccountName of the pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// AutomountServiceAccountToken mounts the service account token (off by
+	// default: Flux does not need the Kubernetes API).
+	// +optional
+	AutomountServiceAccountToken bool `json:"automountServiceAccountToken,omitempty"`
+
+	// RestartPolicy of the pods. Defaults to OnFailure.
+	// +optional
+	// +kubebuilder:validation:Enum=OnFailure;Never
+	RestartPolicy string `json:"restartPolicy,omitempty"`
+
+	// RuntimeClassName of the pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	RuntimeClassName string `json:"runtimeClassName,omitempty"`
+
+	// SchedulerName of the Job's pods (e.g. a custom HPC scheduler).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SchedulerName string `json:"schedulerName,omitempty"`
+
+	// NodeSelector of the pods.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// NodeAffinity requires every key to have one of the listed values.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	NodeAffinity map[string][]string `json:"nodeAffinity,omitempty"`
+
+	// Tolerations of the Job's pods.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Tolerations []Toleration `json:"tolerations,omitempty"`
+
+	// DNSPolicy of the pods.
+	// +optional
+	// +kubebuilder:validation:Enum=ClusterFirst;ClusterFirstWithHostNet;Default;None
+	DNSPolicy string `json:"dnsPolicy,omitempty"`
+
+	// HostIPC shares the node's IPC namespace.
+	// +optional
+	HostIPC bool `json:"hostIPC,omitempty"`
+
+	// HostPID shares the node's PID namespace.
+	// +optional
+	HostPID bool `json:"hostPID,omitempty"`
+
+	// SecurityContext of the pods.
+	// +optional
+	SecurityContext PodSecurityContext `json:"securityContext,omitempty"`
+}
+
+// Toleration lets the pods run on tainted nodes.
+type Toleration struct {
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	Key string `json:"key,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
+	Effect string `json:"effect,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Enum=Exists;Equal
+	Operator string `json:"operator,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Value string `json:"value,omitempty"`
+}
+
+// PodSecurityContext is the subset of the pod security context that matters
+// for HPC pods.
+type PodSecurityContext struct {
+	// +optional
+	FSGroup *int64 `json:"fsGroup,omitempty"`
+	// +optional
+	RunAsUser *int64 `json:"runAsUser,omitempty"`
+	// +optional
+	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
+	// +optional
+	RunAsNonRoot *bool `json:"runAsNonRoot,omitempty"`
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	SupplementalGroups []int64 `json:"supplementalGroups,omitempty"`
+}
+
+// FluxSpec configures Flux itself.
+type FluxSpec struct {
+	// Container is the init container that provides Flux (a spack view).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.container is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Container FluxContainer `json:"container,omitempty"`
+
+	// Arch had an effect only in old operator releases; accepted and ignored.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Arch string `json:"arch,omitempty"`
+
+	// SubmitCommand replaces "flux submit" in submit mode.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.submitCommand is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	SubmitCommand string `json:"submitCommand,omitempty"`
+
+	// Wrap is passed to the lead broker as flux start --wrap=<wrap>.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.wrap is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Wrap string `json:"wrap,omitempty"`
+
+	// ConnectTimeout of the brokers' overlay connections
+	// (-Stbon.connect_timeout). "" leaves Flux's own default.
+	// +optional
+	// +kubebuilder:default="5s"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.connectTimeout is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	ConnectTimeout *string `json:"connectTimeout,omitempty"`
+
+	// OptionFlags are appended to flux submit / flux batch (e.g. -ompi=openmpi@5).
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.optionFlags is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	OptionFlags string `json:"optionFlags,omitempty"`
+
+	// MinimalService exposes only the lead broker (a ClusterIP Service on
+	// 8050) instead of a headless Service for every pod.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.minimalService is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	MinimalService bool `json:"minimalService,omitempty"`
+
+	// DisableSocket omits the broker's local URI (-Slocal-uri).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.disableSocket is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	DisableSocket bool `json:"disableSocket,omitempty"`
+
+	// NoWaitSocket lets sidecars start without waiting for the broker socket.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.noWaitSocket is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	NoWaitSocket bool `json:"noWaitSocket,omitempty"`
+
+	// CompleteWorkers lets a worker finish after its broker's first exit,
+	// whatever the exit code, instead of restarting it.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.completeWorkers is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	CompleteWorkers bool `json:"completeWorkers,omitempty"`
+
+	// Topology of the broker overlay (-Stbon.topo), e.g. kary:2 or binomial.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.topology is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Topology string `json:"topology,omitempty"`
+
+	// LogLevel of the brokers' stderr log, 0 to 7 (-Slog-stderr-level).
+	// +optional
+	// +kubebuilder:default=6
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=7
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.logLevel is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	LogLevel *int32 `json:"logLevel,omitempty"`
+
+	// CurveCert is a CURVE certificate (ZPL text, as written by flux keygen)
+	// to use instead of a generated one. It is stored only in the
+	// <name>-curve-cert Secret.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.curveCert is immutable once the MiniCluster exists: every broker must keep the same certificate"
+	CurveCert string `json:"curveCert,omitempty"`
+
+	// CurveCertSecret names a Secret in the claim's namespace whose key
+	// curve.cert holds the CURVE certificate (used by bursting, so the key
+	// stays out of the claim).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.curveCertSecret is immutable once the MiniCluster exists: every broker must keep the same certificate"
+	CurveCertSecret string `json:"curveCertSecret,omitempty"`
+
+	// Scheduler settings of fluxion.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.scheduler is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Scheduler FluxScheduler `json:"scheduler,omitempty"`
+
+	// MungeSecret had an effect only in v1alpha1; accepted and ignored.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	MungeSecret string `json:"mungeSecret,omitempty"`
+
+	// Bursting joins this cluster with clusters elsewhere.
+	// +optional
+	Bursting Bursting `json:"bursting,omitempty"`
+
+	// BrokerConfig is a broker.toml used verbatim instead of the generated one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.brokerConfig is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	BrokerConfig string `json:"brokerConfig,omitempty"`
+
+	// Environment is exported in <mountPath>/flux-view.sh for every Flux user.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=128
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.environment is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Environment map[string]string `json:"environment,omitempty"`
+}
+
+// FluxScheduler configures fluxion.
+type FluxScheduler struct {
+	// Simple uses Flux's simple scheduler instead of fluxion.
+	// +optional
+	Simple bool `json:"simple,omitempty"`
+
+	// QueuePolicy of fluxion's queue manager. Defaults to fcfs.
+	// +optional
+	// +kubebuilder:validation:Enum=fcfs;easy;hybrid;conservative
+	QueuePolicy string `json:"queuePolicy,omitempty"`
+}
+
+// Bursting joins this MiniCluster with clusters elsewhere: a root declares
+// the clusters that may join (clusters or hostlist); a burst names the
+// root's lead broker (leadBroker).
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.hostlist) && self.hostlist != '' && has(self.clusters) && size(self.clusters) > 0)",message="spec.flux.bursting: set either hostlist or clusters, not both"
+type Bursting struct {
+	// LeadBroker is the root cluster's rank-0 broker, for a burst cluster.
+	// The burst controller keeps its address and port up to date.
+	// +optional
+	LeadBroker *FluxBroker `json:"leadBroker,omitempty"`
+
+	// Hostlist is used verbatim as the broker hosts and resources, for hosts
+	// that do not follow the <name>-<index> convention.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.bursting.hostlist is immutable once the MiniCluster exists: ranks are positions in it"
+	Hostlist string `json:"hostlist,omitempty"`
+
+	// Clusters that may join, in rank order after this cluster's hosts.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.bursting.clusters is immutable once the MiniCluster exists: ranks are positions in the host list"
+	Clusters []BurstedCluster `json:"clusters,omitempty"`
+
+	// LeadBrokerService configures the NodePort Service composed for the
+	// root of a burst (when clusters are declared).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.bursting.leadBrokerService is immutable once the MiniCluster exists"
+	LeadBrokerService LeadBrokerService `json:"leadBrokerService,omitempty"`
+}
+
+// LeadBrokerService configures the root's NodePort Service.
+type LeadBrokerService struct {
+	// NodePort to request; allocated by Kubernetes when unset.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	NodePort int32 `json:"nodePort,omitempty"`
+}
+
+// BurstedCluster is a cluster that may join the root.
+type BurstedCluster struct {
+	// Name of the burst MiniCluster; its pods are <name>-<index>. Defaults to
+	// burst-<position>.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name,omitempty"`
+
+	// Size of the burst cluster. Defaults to this cluster's size.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Size int32 `json:"size,omitempty"`
+}
+
+// FluxBroker is the address of the root cluster's rank-0 broker.
+type FluxBroker struct {
+	// Address (IP or DNS name) at which the lead broker is reachable.
+	// +kubebuilder:validation:MaxLength=253
+	Address string `json:"address"`
+
+	// Name of the root MiniCluster (its pods are <name>-<index>).
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// Size of the root cluster's host range (its maximum size).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	Size int32 `json:"size"`
+
+	// Port of the lead broker (the root's NodePort).
+	// +optional
+	// +kubebuilder:default=8050
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+}
+
+// FluxContainer is the init container that provides Flux.
+type FluxContainer struct {
+	// Disable the Flux view: the application image brings its own Flux. The
+	// init container still writes the configuration.
+	// +optional
+	Disable bool `json:"disable,omitempty"`
+
+	// Name of the init container and of the view volume. Defaults to flux-view.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name,omitempty"`
+
+	// Image of the Flux view; its OS must match the application image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// WorkingDir of the init container.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// PythonPath replaces the detected site-packages of the view.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	PythonPath string `json:"pythonPath,omitempty"`
+
+	// Resources of the init container.
+	// +optional
+	Resources ContainerResources `json:"resources,omitempty"`
+
+	// ImagePullSecret for the view image; added to the pods' pull secrets.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ImagePullSecret string `json:"imagePullSecret,omitempty"`
+
+	// PullAlways pulls the view image on every start.
+	// +optional
+	PullAlways bool `json:"pullAlways,omitempty"`
+
+	// SecurityContext of the init container.
+	// +optional
+	SecurityContext SecurityContext `json:"securityContext,omitempty"`
+
+	// MountPath of the view volume. Defaults to /mnt/flux.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._/-]*$`
+	MountPath string `json:"mountPath,omitempty"`
+}
+
+// MiniClusterContainer is a container of the broker pods (or of the
+// services Pod).
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.launcher) && self.launcher && has(self.batch) && self.batch)",message="a container may set launcher or batch, not both"
+// +kubebuilder:validation:XValidation:rule="!(has(self.command) && self.command != '' && has(self.commands) && has(self.commands.script) && self.commands.script != '')",message="a container may set command or commands.script, not both"
+type MiniClusterContainer struct {
+	// Name of the container; required except for the Flux runner, whose
+	// container is named after the MiniCluster.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name,omitempty"`
+
+	// Image of the container.
+	// +optional
+	// +kubebuilder:default="ghcr.io/rse-ops/accounting:app-latest"
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// ImagePullSecret added to the pods' image pull secrets.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ImagePullSecret string `json:"imagePullSecret,omitempty"`
+
+	// ImagePullPolicy overrides IfNotPresent (pullAlways wins).
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
+
+	// PullAlways pulls the image on every start.
+	// +optional
+	PullAlways bool `json:"pullAlways,omitempty"`
+
+	// WorkingDir of the container.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// Command: for the Flux runner, the job Flux runs (several lines in batch
+	// mode); for other containers, what their wrapper runs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	Command string `json:"command,omitempty"`
+
+	// RunFlux marks the container that runs the Flux broker.
+	// +optional
+	RunFlux bool `json:"runFlux,omitempty"`
+
+	// NoWrapEntrypoint keeps a non-runner container's own entrypoint.
+	// +optional
+	NoWrapEntrypoint bool `json:"noWrapEntrypoint,omitempty"`
+
+	// Launcher gives the command directly to flux start (it submits its own
+	// jobs).
+	// +optional
+	Launcher bool `json:"launcher,omitempty"`
+
+	// Batch submits every line of the command as a job of one flux batch.
+	// +optional
+	Batch bool `json:"batch,omitempty"`
+
+	// BatchRaw writes the batch lines verbatim (no flux submit wrapping).
+	// +optional
+	BatchRaw bool `json:"batchRaw,omitempty"`
+
+	// Logs is the directory for batch jobs' output (FLUX_OUTPUT_DIR).
+	// Defaults to /tmp/fluxout.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Logs string `json:"logs,omitempty"`
+
+	// Ports the container listens on; a non-runner container also gets a
+	// Service named after it.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=65535
+	Ports []int32 `json:"ports,omitempty"`
+
+	// Environment variables.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=256
+	Environment map[string]string `json:"environment,omitempty"`
+
+	// Secrets become environment variables from secret keys (env name →
+	// secret name and key).
+	// +optional
+	// +kubebuilder:validation:MaxProperties=128
+	Secrets map[string]Secret `json:"secrets,omitempty"`
+
+	// Volumes to mount, by volume name.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && size(k) <= 63)",message="volume names must be lowercase DNS labels (a-z, 0-9, '-'; at most 63 characters)"
+	Volumes map[string]ContainerVolume `json:"volumes,omitempty"`
+
+	// LifeCycle hooks, run through /bin/sh -c.
+	// +optional
+	LifeCycle LifeCycle `json:"lifeCycle,omitempty"`
+
+	// Resources of the container.
+	// +optional
+	Resources ContainerResources `json:"resources,omitempty"`
+
+	// Commands are hooks around the broker.
+	// +optional
+	Commands Commands `json:"commands,omitempty"`
+
+	// SecurityContext of the container.
+	// +optional
+	SecurityContext SecurityContext `json:"securityContext,omitempty"`
+}
+
+// SecurityContext of a container.
+type SecurityContext struct {
+	// Privileged runs the container privileged.
+	// +optional
+	Privileged bool `json:"privileged,omitempty"`
+
+	// AddCapabilities adds Linux capabilities.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	AddCapabilities []string `json:"addCapabilities,omitempty"`
+
+	// RunAsUser runs the container as this uid (Flux runs as whatever user
+	// the container runs as).
+	// +optional
+	RunAsUser *int64 `json:"runAsUser,omitempty"`
+
+	// RunAsGroup runs the container as this gid.
+	// +optional
+	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
+}
+
+// LifeCycle hooks of a container.
+type LifeCycle struct {
+	// PostStartExec runs after the container starts.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	PostStartExec string `json:"postStartExec,omitempty"`
+
+	// PreStopExec runs before the container stops.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	PreStopExec string `json:"preStopExec,omitempty"`
+}
+
+// Secret is a key of a Secret in the claim's namespace.
+type Secret struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Key in the Secret.
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// Commands are shell hooks of an entrypoint.
+type Commands struct {
+	// Prefix is put before the initial program inside flux start.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Prefix string `json:"prefix,omitempty"`
+
+	// Init runs first, before Flux is set up.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	Init string `json:"init,omitempty"`
+
+	// Pre runs on every pod before the broker starts.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	Pre string `json:"pre,omitempty"`
+
+	// BrokerPre runs on the lead broker's pod only.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	BrokerPre string `json:"brokerPre,omitempty"`
+
+	// WorkerPre runs on the workers' pods only.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	WorkerPre string `json:"workerPre,omitempty"`
+
+	// Post runs after the broker exits.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	Post string `json:"post,omitempty"`
+
+	// ServicePre runs in a sidecar's wrapper before its command.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	ServicePre string `json:"servicePre,omitempty"`
+
+	// Script is a whole script used as the command.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	Script string `json:"script,omitempty"`
+}
+
+// ContainerResources are the limits and requests of a container.
+type ContainerResources struct {
+	// +optional
+	Limits ContainerResource `json:"limits,omitempty"`
+
+	// +optional
+	Requests ContainerResource `json:"requests,omitempty"`
+}
+
+// ContainerResource maps a resource name (cpu, memory, vendor.example/gpu)
+// to a quantity given as a string or an integer.
+//
+// +kubebuilder:validation:MaxProperties=16
+type ContainerResource map[string]intstr.IntOrString
+
+// ContainerVolume is an existing volume to mount. The first source set wins:
+// csiDriver, secretName, emptyDir, hostPath, configMapName, claimName.
+type ContainerVolume struct {
+	// Path to mount the volume at (for emptyDir, defaults to /dev/shm).
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Path string `json:"path,omitempty"`
+
+	// HostPath is a directory on the node.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	HostPath string `json:"hostPath,omitempty"`
+
+	// ConfigMapName is an existing ConfigMap.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ConfigMapName string `json:"configMapName,omitempty"`
+
+	// Items of the ConfigMap to project (key → path).
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Items map[string]string `json:"items,omitempty"`
+
+	// ClaimName is an existing PersistentVolumeClaim.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClaimName string `json:"claimName,omitempty"`
+
+	// SecretName is an existing Secret.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName,omitempty"`
+
+	// ReadOnly mounts the volume read-only.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+
+	// EmptyDir makes a new empty directory for the pod.
+	// +optional
+	EmptyDir bool `json:"emptyDir,omitempty"`
+
+	// EmptyDirMedium "memory" backs the emptyDir with RAM.
+	// +optional
+	// +kubebuilder:validation:Enum=memory;""
+	EmptyDirMedium string `json:"emptyDirMedium,omitempty"`
+
+	// EmptyDirSizeLimit caps the emptyDir (a quantity, e.g. 64Mi).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	EmptyDirSizeLimit string `json:"emptyDirSizeLimit,omitempty"`
+
+	// CSIDriver is an inline CSI volume's driver.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	CSIDriver string `json:"csiDriver,omitempty"`
+
+	// CSIDriverAttributes are the CSI volume's attributes.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	CSIDriverAttributes map[string]string `json:"csiDriverAttributes,omitempty"`
+}
+
+// Phases of a MiniCluster, from its Job.
+const (
+	PhasePending   = "Pending"
+	PhaseRunning   = "Running"
+	PhaseSucceeded = "Succeeded"
+	PhaseFailed    = "Failed"
+)
+
+// MiniClusterStatus is the observed state of a MiniCluster.
+type MiniClusterStatus struct {
+	// Size is the number of pods the Job runs now.
+	// +optional
+	Size int32 `json:"size,omitempty"`
+
+	// MaximumSize is the largest size the cluster can take, fixed when it is
+	// created: max(size, maxSize).
+	// +optional
+	MaximumSize int32 `json:"maximumSize,omitempty"`
+
+	// Selector selects the broker pods (for autoscalers).
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// Phase of the cluster: Pending, Running, Succeeded or Failed.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+
+	// Job counts pods of the Indexed Job.
+	// +optional
+	Job JobStatus `json:"job,omitempty"`
+
+	// LeadBroker is how burst clusters reach the lead broker.
+	// +optional
+	LeadBroker *LeadBrokerStatus `json:"leadBroker,omitempty"`
+}
+
+// JobStatus counts the Job's pods.
+type JobStatus struct {
+	// +optional
+	Active int32 `json:"active,omitempty"`
+	// Ready counts pods whose broker is up.
+	// +optional
+	Ready int32 `json:"ready,omitempty"`
+	// +optional
+	Succeeded int32 `json:"succeeded,omitempty"`
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+}
+
+// LeadBrokerStatus is the root's lead broker as seen from outside.
+type LeadBrokerStatus struct {
+	// Service is the NodePort Service's name.
+	// +optional
+	Service string `json:"service,omitempty"`
+	// NodePort allocated to it.
+	// +optional
+	NodePort int32 `json:"nodePort,omitempty"`
+	// Address of the node running the lead broker, when known.
+	// +optional
+	Address string `json:"address,omitempty"`
+}

@@ -1,0 +1,101 @@
+// Command minicluster prints the Kubernetes objects the MiniCluster
+// composition function composes for a claim, without a cluster: the
+// function runs in-process on a request built from the claim, exactly as
+// Crossplane would call it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+)
+
+// CLI is the command line.
+type CLI struct {
+	Render RenderCmd `cmd:"" help:"Print the objects composed for a MiniCluster claim (or Flux Operator MiniCluster YAML) as a YAML stream."`
+	XR     XRCmd     `cmd:"" help:"Print the composite resource (XMiniCluster) Crossplane creates for a claim, e.g. as input of crossplane composition render." name:"xr"`
+}
+
+// XRCmd prints a claim's composite resource.
+type XRCmd struct {
+	File string `help:"MiniCluster claim YAML ('-' for stdin)." required:"" short:"f" type:"existingfile_or_stdin"`
+}
+
+// Run prints the composite.
+func (c *XRCmd) Run() error {
+	b, err := readFile(c.File)
+	if err != nil {
+		return err
+	}
+	out, err := cli.CompositeYAML(b)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(out)
+	return err
+}
+
+// RenderCmd renders a claim.
+type RenderCmd struct {
+	File     string `help:"MiniCluster claim, upstream MiniCluster or XMiniCluster YAML ('-' for stdin)." required:"" short:"f" type:"existingfile_or_stdin"`
+	Observed string `help:"Directory of YAML files with observed objects (e.g. a previous render's output), so the CURVE certificate and maximum size are read back as on a live cluster." type:"existingdir"`
+	Input    string `help:"YAML file with the function's input (kind Input), as in the Composition." type:"existingfile"`
+	Results  bool   `default:"true" help:"Print the function's results (warnings, errors) to stderr." negatable:""`
+}
+
+// Run renders.
+func (c *RenderCmd) Run() error {
+	claim, err := readFile(c.File)
+	if err != nil {
+		return err
+	}
+	opts := cli.Options{Claim: claim}
+	if c.Input != "" {
+		if opts.Input, err = os.ReadFile(c.Input); err != nil {
+			return fmt.Errorf("cannot read input: %w", err)
+		}
+	}
+	if c.Observed != "" {
+		if opts.Observed, err = cli.ReadDir(c.Observed); err != nil {
+			return err
+		}
+	}
+	out, err := cli.Render(context.Background(), opts)
+	if err != nil {
+		return err
+	}
+	if c.Results {
+		for _, r := range out.Results {
+			fmt.Fprintln(os.Stderr, r)
+		}
+	}
+	if out.Fatal {
+		return fmt.Errorf("the function refused to compose this MiniCluster (see the results above)")
+	}
+	_, err = os.Stdout.Write(out.YAML)
+	return err
+}
+
+func readFile(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	b, err := os.ReadFile(name) //nolint:gosec // reading the file the user names is the point
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", name, err)
+	}
+	return b, nil
+}
+
+func main() {
+	ctx := kong.Parse(&CLI{},
+		kong.Name("minicluster"),
+		kong.Description("MiniCluster for Crossplane: render a Flux MiniCluster into the Kubernetes objects the composition function creates."),
+		kong.UsageOnError())
+	ctx.FatalIfErrorf(ctx.Run())
+}

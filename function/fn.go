@@ -1,0 +1,261 @@
+// Package function is the MiniCluster composition function: it decodes the
+// composite resource, applies defaults, validates, and composes the Flux
+// cluster's Kubernetes objects in the claim's namespace.
+package function
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/render"
+)
+
+// Labels Crossplane puts on a composite resource that a claim created.
+const (
+	LabelClaimName      = "crossplane.io/claim-name"
+	LabelClaimNamespace = "crossplane.io/claim-namespace"
+)
+
+// Condition types the function sets on the composite and its claim.
+const (
+	// ConditionValid is false while the claim has an error the function
+	// refuses to compose.
+	ConditionValid = "Valid"
+	// ConditionScaled is false while spec.size exceeds the maximum size.
+	ConditionScaled = "Scaled"
+)
+
+func init() {
+	// composed.From needs to know the kinds of the objects it converts.
+	_ = corev1.AddToScheme(composed.Scheme)
+	_ = batchv1.AddToScheme(composed.Scheme)
+}
+
+// Function composes MiniClusters.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log logging.Logger
+	// rand is the entropy of new CURVE keys.
+	rand io.Reader
+}
+
+// Option configures a Function.
+type Option func(*Function)
+
+// WithLogger sets the logger.
+func WithLogger(l logging.Logger) Option { return func(f *Function) { f.log = l } }
+
+// WithRandom sets the entropy source of CURVE keys (tests make it
+// deterministic).
+func WithRandom(r io.Reader) Option { return func(f *Function) { f.rand = r } }
+
+// New returns a Function.
+func New(o ...Option) *Function {
+	f := &Function{log: logging.NewNopLogger(), rand: rand.Reader}
+	for _, fn := range o {
+		fn(f)
+	}
+	return f
+}
+
+// RunFunction composes the objects of one MiniCluster.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, response.DefaultTTL)
+
+	in := &v1beta1.Input{}
+	if req.GetInput() != nil {
+		if err := request.GetInput(req, in); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, "cannot get function input from the Composition's pipeline step"))
+			return rsp, nil
+		}
+	}
+
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composite resource"))
+		return rsp, nil
+	}
+	log := f.log.WithValues("xr", oxr.Resource.GetName())
+
+	mc, ns, err := Decode(oxr.Resource.UnstructuredContent())
+	if err != nil {
+		fatal(rsp, err)
+		return rsp, nil
+	}
+	v1alpha2.SetDefaults(mc, in.Defaults.PlatformDefaults())
+	if errs := append(v1alpha2.Validate(mc), render.Validate(mc)...); len(errs) > 0 {
+		fatal(rsp, errors.New(FormatErrors(errs)))
+		return rsp, nil
+	}
+
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composed resources"))
+		return rsp, nil
+	}
+
+	cert, err := f.curveCert(mc, observed)
+	if err != nil {
+		fatal(rsp, err)
+		return rsp, nil
+	}
+
+	maximumSize := MaximumSize(mc, oxr.Resource.UnstructuredContent())
+	size := mc.Spec.SizeValue()
+	if size > maximumSize {
+		msg := fmt.Sprintf("spec.size %d exceeds the maximum size %d fixed when this MiniCluster was created (the broker configuration declares %d hosts): running %d pods; lower spec.size, or re-create the MiniCluster with a larger spec.maxSize", size, maximumSize, maximumSize, maximumSize)
+		response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
+		response.ConditionFalse(rsp, ConditionScaled, "SizeAboveMaximum").WithMessage(msg).TargetCompositeAndClaim()
+		size = maximumSize
+	} else {
+		response.ConditionTrue(rsp, ConditionScaled, "Available").TargetCompositeAndClaim()
+	}
+
+	objs, err := render.Render(render.Input{
+		MiniCluster:      mc,
+		Namespace:        ns,
+		CurveCert:        cert,
+		MaximumSize:      maximumSize,
+		Size:             size,
+		ImagePullSecrets: in.Defaults.ImagePullSecrets,
+	})
+	if err != nil {
+		fatal(rsp, err)
+		return rsp, nil
+	}
+
+	desired, err := request.GetDesiredComposedResources(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composed resources"))
+		return rsp, nil
+	}
+	quorum := render.Quorum(mc, size, maximumSize)
+	if quorum == 0 {
+		quorum = size
+	}
+	for _, o := range objs {
+		cd, err := toComposed(o.Object)
+		if err != nil {
+			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s to a composed resource", o))
+			return rsp, nil
+		}
+		name := resource.Name(o.Name)
+		desired[name] = &resource.DesiredComposed{Resource: cd, Ready: Ready(o.Name, observed[name], quorum)}
+	}
+	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
+		return rsp, nil
+	}
+
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composite resource"))
+		return rsp, nil
+	}
+	st := Status(mc, observed, size, maximumSize, quorum)
+	if err := dxr.Resource.SetValue("status", st.Object()); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot set composite resource status"))
+		return rsp, nil
+	}
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
+		return rsp, nil
+	}
+
+	response.ConditionTrue(rsp, ConditionValid, "Valid").TargetCompositeAndClaim()
+	log.Debug("Composed MiniCluster", "namespace", ns, "size", size, "maximumSize", maximumSize, "phase", st.Phase)
+	return rsp, nil
+}
+
+// fatal reports a problem the user must fix: as a Fatal result, which keeps
+// every composed resource as it is (a bad update never deletes a running
+// cluster), and as a condition on the claim that says what to do.
+func fatal(rsp *fnv1.RunFunctionResponse, err error) {
+	response.Fatal(rsp, err)
+	response.ConditionFalse(rsp, ConditionValid, "InvalidSpec").WithMessage(err.Error()).TargetCompositeAndClaim()
+}
+
+// FormatErrors joins field errors into one message, each naming its field.
+func FormatErrors(errs field.ErrorList) string {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	return "invalid MiniCluster: " + strings.Join(msgs, "; ")
+}
+
+// Decode reads the MiniCluster and the namespace of its claim from a
+// composite resource. The namespace always comes from the claim, so a tenant
+// cannot place objects elsewhere.
+func Decode(xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
+	b, err := json.Marshal(xr)
+	if err != nil {
+		return nil, "", errors.Wrap(err, "cannot encode composite resource")
+	}
+	mc := &v1alpha2.MiniCluster{}
+	if err := json.Unmarshal(b, mc); err != nil {
+		return nil, "", errors.Wrap(err, "cannot decode composite resource as a MiniCluster: check the types of its spec fields")
+	}
+	labels := mc.GetLabels()
+	name, ns := labels[LabelClaimName], labels[LabelClaimNamespace]
+	if name == "" || ns == "" {
+		var ref struct {
+			Spec struct {
+				ClaimRef *struct {
+					Name      string `json:"name"`
+					Namespace string `json:"namespace"`
+				} `json:"claimRef"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(b, &ref); err == nil && ref.Spec.ClaimRef != nil {
+			name, ns = ref.Spec.ClaimRef.Name, ref.Spec.ClaimRef.Namespace
+		}
+	}
+	if name == "" || ns == "" {
+		return nil, "", errors.Errorf("composite resource %q has no claim: create a MiniCluster claim in a namespace (the cluster's objects live in the claim's namespace)", mc.GetName())
+	}
+	mc.Name = name
+	mc.Namespace = ns
+	return mc, ns, nil
+}
+
+// MaximumSize is fixed when the MiniCluster is created: the value already in
+// the composite's status, else max(size, maxSize).
+func MaximumSize(mc *v1alpha2.MiniCluster, xr map[string]any) int32 {
+	if st, ok := xr["status"].(map[string]any); ok {
+		switch v := st["maximumSize"].(type) {
+		case float64:
+			if v > 0 {
+				return int32(v)
+			}
+		case int64:
+			if v > 0 {
+				return int32(v)
+			}
+		}
+	}
+	m := mc.Spec.SizeValue()
+	if mc.Spec.MaxSize > m {
+		m = mc.Spec.MaxSize
+	}
+	return m
+}

@@ -1,0 +1,70 @@
+package function
+
+import (
+	"encoding/base64"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/render"
+)
+
+// Ready says whether a composed resource is ready. Crossplane takes only the
+// function's word for it, and the MiniCluster is Ready when all are.
+//   - The Job is ready once enough brokers are up (ready pods >= quorum),
+//     or when it has completed.
+//   - The services Pod is ready when it runs (or ran) its containers.
+//   - Everything else is ready as soon as it exists.
+func Ready(name string, o resource.ObservedComposed, quorum int32) resource.Ready {
+	if o.Resource == nil {
+		return resource.ReadyFalse
+	}
+	switch {
+	case name == render.KeyJob:
+		job := &batchv1.Job{}
+		if err := fromObserved(o, job); err != nil {
+			return resource.ReadyFalse
+		}
+		if jobCondition(job, batchv1.JobComplete) || (job.Status.Ready != nil && *job.Status.Ready >= quorum) {
+			return resource.ReadyTrue
+		}
+		return resource.ReadyFalse
+	case name == render.KeyServicesPod:
+		pod := &corev1.Pod{}
+		if err := fromObserved(o, pod); err != nil {
+			return resource.ReadyFalse
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return resource.ReadyTrue
+			}
+		}
+		if pod.Status.Phase == corev1.PodSucceeded {
+			return resource.ReadyTrue
+		}
+		return resource.ReadyFalse
+	default:
+		return resource.ReadyTrue
+	}
+}
+
+func fromObserved(o resource.ObservedComposed, into any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(o.Resource.UnstructuredContent(), into)
+}
+
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeBase64(s string) ([]byte, error) {
+	return base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+}

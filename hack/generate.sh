@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Regenerates everything derived from the Go types in apis/: deepcopy code,
+# the MiniCluster XRD (compositions/definition.yaml) and the CRD of the
+# function's input (package/input/). Run through `make generate`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cg=${MC_CONTROLLER_GEN:-$(hack/tools.sh path controller-gen)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$cg" object paths=./apis/...
+"$cg" crd paths=./apis/minicluster/... output:crd:dir="$tmp"
+go run ./hack/xrdgen -crd "$tmp/flux-framework.org_miniclusters.yaml" -o compositions/definition.yaml
+mkdir -p package/input
+"$cg" crd paths=./apis/input/... output:crd:dir=package/input
+echo "generate: apis deepcopy, compositions/definition.yaml, package/input/ are up to date" >&2

@@ -1,0 +1,133 @@
+// Package brokerconfig builds the Flux broker configuration (broker.toml) of
+// a MiniCluster as data and encodes it with a TOML encoder, so no value can
+// break the file's syntax.
+package brokerconfig
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
+)
+
+// DefaultPort is the port every broker binds for the overlay network.
+const DefaultPort = 8050
+
+// Options are what the broker configuration depends on.
+type Options struct {
+	// MountPath is where the Flux view volume is mounted (<mp>).
+	MountPath string
+	// Service is the headless Service (pod subdomain) and Namespace its
+	// namespace: brokers reach each other at <host>.<service>.<namespace>.
+	Service   string
+	Namespace string
+	// ClusterDomain defaults to cluster.local.
+	ClusterDomain string
+	// Hosts are the instance's hosts in rank order.
+	Hosts hostlist.Hosts
+	// QueuePolicy of fluxion's queue manager.
+	QueuePolicy string
+}
+
+// Config is broker.toml. Field order is table order in the file.
+type Config struct {
+	Access    Access    `toml:"access"`
+	Resource  Resource  `toml:"resource"`
+	Bootstrap Bootstrap `toml:"bootstrap"`
+	Archive   Archive   `toml:"archive"`
+	Qmanager  Qmanager  `toml:"sched-fluxion-qmanager"`
+}
+
+// Access lets the instance owner's jobs and guests in, as upstream does.
+type Access struct {
+	AllowGuestUser bool `toml:"allow-guest-user"`
+	AllowRootOwner bool `toml:"allow-root-owner"`
+}
+
+// Resource points at the resource set the runner encodes at start.
+type Resource struct {
+	Path string `toml:"path"`
+}
+
+// Bootstrap is the config-file bootstrap: each broker finds its rank by
+// matching its hostname in Hosts. Flux accepts only these keys.
+type Bootstrap struct {
+	CurveCert      string `toml:"curve_cert"`
+	DefaultPort    int    `toml:"default_port"`
+	DefaultBind    string `toml:"default_bind"`
+	DefaultConnect string `toml:"default_connect"`
+	Hosts          []Host `toml:"hosts,inline"`
+}
+
+// Host is one entry of the bootstrap hosts array.
+type Host struct {
+	Host    string `toml:"host"`
+	Bind    string `toml:"bind,omitempty"`
+	Connect string `toml:"connect,omitempty"`
+}
+
+// Archive configures the job-archive module, as upstream does.
+type Archive struct {
+	DBPath      string `toml:"dbpath"`
+	Period      string `toml:"period"`
+	BusyTimeout string `toml:"busytimeout"`
+}
+
+// Qmanager configures fluxion's queue manager.
+type Qmanager struct {
+	QueuePolicy string `toml:"queue-policy"`
+}
+
+// Build returns the broker configuration for o.
+func Build(o Options) Config {
+	domain := o.ClusterDomain
+	if domain == "" {
+		domain = "cluster.local"
+	}
+	config := path.Join(o.MountPath, "config")
+	c := Config{
+		Access:   Access{AllowGuestUser: true, AllowRootOwner: true},
+		Resource: Resource{Path: path.Join(config, "etc/flux/system/R")},
+		Bootstrap: Bootstrap{
+			CurveCert:      path.Join(config, "curve/curve.cert"),
+			DefaultPort:    DefaultPort,
+			DefaultBind:    "tcp://eth0:%p",
+			DefaultConnect: fmt.Sprintf("tcp://%%h.%s.%s.svc.%s:%%p", o.Service, o.Namespace, domain),
+		},
+		Archive: Archive{
+			DBPath:      path.Join(config, "var/lib/flux/job-archive.sqlite"),
+			Period:      "1m",
+			BusyTimeout: "50s",
+		},
+		Qmanager: Qmanager{QueuePolicy: o.QueuePolicy},
+	}
+	if lead := o.Hosts.Lead; lead != nil {
+		// A burst cluster reaches rank 0 through the root's NodePort; its
+		// own ranks use default_connect. Rank 0's bind is never used here.
+		c.Bootstrap.Hosts = []Host{{
+			Host:    lead.Address,
+			Bind:    fmt.Sprintf("tcp://eth0:%d", lead.Port),
+			Connect: fmt.Sprintf("tcp://%s:%d", lead.Address, lead.Port),
+		}}
+		if o.Hosts.Rest != "" {
+			c.Bootstrap.Hosts = append(c.Bootstrap.Hosts, Host{Host: o.Hosts.Rest})
+		}
+	} else {
+		c.Bootstrap.Hosts = []Host{{Host: o.Hosts.All}}
+	}
+	return c
+}
+
+// Marshal encodes c as TOML.
+func (c Config) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	enc := toml.NewEncoder(&b)
+	enc.SetIndentTables(false)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("cannot encode broker config: %w", err)
+	}
+	return b.Bytes(), nil
+}
