@@ -437,7 +437,7 @@ type FluxScheduler struct {
 // the clusters that may join (clusters or hostlist); a burst names the
 // root's lead broker (leadBroker).
 //
-// +kubebuilder:validation:XValidation:rule="!(has(self.hostlist) && self.hostlist != ” && has(self.clusters) && size(self.clusters) > 0)",message="spec.flux.bursting: set either hostlist or clusters, not both"
+// +kubebuilder:validation:XValidation:rule="!(has(self.hostlist) && size(self.hostlist) > 0 && has(self.clusters) && size(self.clusters) > 0)",message="spec.flux.bursting: set either hostlist or clusters, not both"
 type Bursting struct {
 	// LeadBroker is the root cluster's rank-0 broker, for a burst cluster.
 	// The burst controller keeps its address and port up to date.
@@ -569,7 +569,7 @@ type FluxContainer struct {
 // services Pod).
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.launcher) && self.launcher && has(self.batch) && self.batch)",message="a container may set launcher or batch, not both"
-// +kubebuilder:validation:XValidation:rule="!(has(self.command) && self.command != ” && has(self.commands) && has(self.commands.script) && self.commands.script != ”)",message="a container may set command or commands.script, not both"
+// +kubebuilder:validation:XValidation:rule="!(has(self.command) && size(self.command) > 0 && has(self.commands) && has(self.commands.script) && size(self.commands.script) > 0)",message="a container may set command or commands.script, not both"
 type MiniClusterContainer struct {
 	// Name of the container; required except for the Flux runner, whose
 	// container is named after the MiniCluster.
