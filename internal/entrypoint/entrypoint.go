@@ -74,8 +74,33 @@ func (l Layout) Socket() string { return path.Join(l.RunDir(), "local") }
 // CurveCert is where the runner installs the certificate for broker.toml.
 func (l Layout) CurveCert() string { return path.Join(l.Config(), "curve", CurveFile) }
 
+// Paths are the fixed places the pods mount things at. Tests point them
+// into a temporary directory to run the scripts outside a pod.
+type Paths struct {
+	// Entrypoints holds the entrypoint ConfigMap's files (Dir).
+	Entrypoints string
+	// Curve holds the CURVE certificate Secret's file (CurveDir).
+	Curve string
+	// Software receives the view's spack tree (SoftwareDir).
+	Software string
+	// Home is the home of a user without one (HomeDir).
+	Home string
+}
+
+// DefaultPaths are the paths in a MiniCluster's pods.
+var DefaultPaths = Paths{Entrypoints: Dir, Curve: CurveDir, Software: SoftwareDir, Home: HomeDir}
+
+func (p Paths) orDefault() Paths {
+	if p == (Paths{}) {
+		return DefaultPaths
+	}
+	return p
+}
+
 // Plan is what the scripts of one MiniCluster depend on beyond its spec.
 type Plan struct {
+	// Paths in the pod; DefaultPaths when zero.
+	Paths Paths
 	// Name of the MiniCluster; pods are <Name>-<index>.
 	Name string
 	// Size is the number of pods the Job runs now.
@@ -141,7 +166,8 @@ func header(s *script, what, name string) {
 
 // Init is the init container's script: it installs the broker config and
 // host list under <mp>/config and copies the Flux view into the shared volume.
-func Init(mc *v1alpha2.MiniCluster) string {
+func Init(mc *v1alpha2.MiniCluster, p Plan) string {
+	paths := p.Paths.orDefault()
 	l := Layout{MountPath: mc.Spec.Flux.Container.MountPath}
 	quiet := mc.Spec.Logging.Quiet
 	s := &script{}
@@ -151,8 +177,8 @@ func Init(mc *v1alpha2.MiniCluster) string {
 	s.line(`configroot="${mp}/config"`)
 	s.say(quiet, "Setting up Flux configuration for MiniCluster "+mc.Name)
 	s.line(`mkdir -p "${configroot}/etc/flux/system/cron.d" "${configroot}/etc/flux/config" "${configroot}/var/lib/flux" "${configroot}/run/flux" "${configroot}/curve" "${mp}/view" "${mp}/software"`)
-	s.line(`cp %s/%s "${configroot}/etc/flux/system/hostlist"`, Dir, HostlistKey)
-	s.line(`cp %s/%s "${configroot}/etc/flux/config/broker.toml"`, Dir, BrokerConfigKey)
+	s.line(`cp %s "${configroot}/etc/flux/system/hostlist"`, shell.Quote(path.Join(paths.Entrypoints, HostlistKey)))
+	s.line(`cp %s "${configroot}/etc/flux/config/broker.toml"`, shell.Quote(path.Join(paths.Entrypoints, BrokerConfigKey)))
 	if !quiet {
 		s.line(`cat "${configroot}/etc/flux/config/broker.toml"`)
 	}
@@ -172,7 +198,7 @@ func Init(mc *v1alpha2.MiniCluster) string {
 
 // viewSetup is shared by the runner and sidecars: PATH, PYTHONPATH and the
 // helper scripts users source to talk to the broker.
-func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout) {
+func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout, paths Paths) {
 	f := &mc.Spec.Flux
 	quiet := mc.Spec.Logging.Quiet
 	s.line("mp=%s", shell.Quote(l.MountPath))
@@ -183,7 +209,7 @@ func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout) {
 		s.say(quiet, "Flux install root: "+l.View())
 		s.line(`export PATH="${PATH}:${viewroot}/bin"`)
 		s.line(`export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:${viewroot}/lib"`)
-		s.line(`cp -a "${mp}/software/." %s/`, SoftwareDir)
+		s.line(`cp -a "${mp}/software/." %s/`, shell.Quote(paths.Software))
 		if f.Container.PythonPath != "" {
 			s.line("pythonpath=%s", shell.Quote(f.Container.PythonPath))
 		} else {
@@ -195,7 +221,7 @@ func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout) {
 			s.line(`export FLUX_RC_EXTRA="${viewroot}/etc/flux/rc1.d"`)
 		}
 	}
-	s.line(`if [ "${HOME:-/}" = "/" ]; then export HOME=%s USER=flux-operator; mkdir -p "${HOME}" 2>/dev/null || true; fi`, HomeDir)
+	s.line(`if [ "${HOME:-/}" = "/" ]; then export HOME=%s USER=flux-operator; mkdir -p "${HOME}" 2>/dev/null || true; fi`, shell.Quote(paths.Home))
 	s.line(`fluxsocket="local://${configroot}/run/flux/local"`)
 
 	// flux-view.sh: what a user sources (e.g. in kubectl exec) to get Flux.
@@ -318,6 +344,7 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) (string, error) {
 	lg := &mc.Spec.Logging
 	quiet := lg.Quiet
 	l := Layout{MountPath: f.Container.MountPath}
+	paths := p.Paths.orDefault()
 	field := fmt.Sprintf("spec.containers[%d]", i)
 
 	command, err := split(field+".command", c.Command)
@@ -348,7 +375,7 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) (string, error) {
 		s.line("if [ ! -x /usr/bin/time ]; then echo 'logging.timed needs /usr/bin/time in the application image' >&2; exit 1; fi")
 	}
 	s.hook("commands.init", c.Commands.Init, quiet)
-	viewSetup(s, mc, l)
+	viewSetup(s, mc, l, paths)
 
 	s.blank()
 	s.line("# The job: a command split into words, never re-parsed by a shell.")
@@ -364,7 +391,7 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) (string, error) {
 	s.blank()
 	s.line("# Flux rejects a certificate that group or others can read.")
 	s.line(`mkdir -p "${configroot}/curve"`)
-	s.line(`cp %s "${configroot}/curve/%s"`, path.Join(CurveDir, CurveFile), CurveFile)
+	s.line(`cp %s "${configroot}/curve/%s"`, shell.Quote(path.Join(paths.Curve, CurveFile)), CurveFile)
 	s.line(`chmod 0600 "${configroot}/curve/%s"`, CurveFile)
 
 	s.blank()
@@ -493,7 +520,8 @@ func worker(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContaine
 // Sidecar is the wrapper of a non-runner container (index i): it sets up
 // the Flux view, waits for the broker's socket and runs the container's
 // command as shell code with ${fluxsocket} set.
-func Sidecar(mc *v1alpha2.MiniCluster, i int) string {
+func Sidecar(mc *v1alpha2.MiniCluster, i int, p Plan) string {
+	paths := p.Paths.orDefault()
 	c := &mc.Spec.Containers[i]
 	lg := &mc.Spec.Logging
 	l := Layout{MountPath: mc.Spec.Flux.Container.MountPath}
@@ -503,7 +531,7 @@ func Sidecar(mc *v1alpha2.MiniCluster, i int) string {
 	if lg.Strict {
 		s.line("set -eEu -o pipefail")
 	}
-	viewSetup(s, mc, l)
+	viewSetup(s, mc, l, paths)
 	s.hook("commands.servicePre", c.Commands.ServicePre, lg.Quiet)
 	if !mc.Spec.Flux.NoWaitSocket {
 		s.line("# Wait for this pod's broker to listen on its local socket.")

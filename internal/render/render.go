@@ -188,7 +188,7 @@ func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 	data := map[string]string{
 		entrypoint.BrokerConfigKey: broker,
 		entrypoint.HostlistKey:     hosts.All,
-		entrypoint.InitKey:         entrypoint.Init(mc),
+		entrypoint.InitKey:         entrypoint.Init(mc, plan),
 	}
 	for i := range mc.Spec.Containers {
 		c := &mc.Spec.Containers[i]
@@ -200,7 +200,7 @@ func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 			}
 			data[entrypoint.RunnerKey(i)] = s
 		case !c.NoWrapEntrypoint:
-			data[entrypoint.SidecarKey(i)] = entrypoint.Sidecar(mc, i)
+			data[entrypoint.SidecarKey(i)] = entrypoint.Sidecar(mc, i, plan)
 		}
 	}
 	return &corev1.ConfigMap{

@@ -58,13 +58,19 @@ func Validate(mc *MiniCluster) field.ErrorList {
 		errs = append(errs, field.Invalid(spec.Child("deadlineSeconds"), *s.DeadlineSeconds, "must be at least 1: the Job would never start"))
 	}
 	if hl := s.Network.HeadlessName; hl != "" {
-		for _, msg := range validation.IsDNS1123Label(hl) {
-			errs = append(errs, field.Invalid(spec.Child("network", "headlessName"), hl, msg))
+		// It names a Service, whose names must start with a letter.
+		for _, msg := range validation.IsDNS1035Label(hl) {
+			errs = append(errs, field.Invalid(spec.Child("network", "headlessName"), hl, "names the cluster's Service (defaults to metadata.name): "+msg))
 		}
 	}
 
-	errs = append(errs, validateContainers(s.Containers, spec.Child("containers"), false)...)
-	errs = append(errs, validateContainers(s.Services, spec.Child("services"), true)...)
+	// The runner's container is named after the MiniCluster and the init
+	// container after flux.container.name: other containers must not take them.
+	errs = append(errs, validateContainers(s.Containers, spec.Child("containers"), false, map[string]string{
+		mc.Name:               "the Flux runner's container, which is named after the MiniCluster",
+		s.Flux.Container.Name: "the Flux init container (spec.flux.container.name)",
+	})...)
+	errs = append(errs, validateContainers(s.Services, spec.Child("services"), true, nil)...)
 	errs = append(errs, validateRunners(s.Containers, spec.Child("containers"))...)
 	errs = append(errs, validateVolumes(s.Containers, spec.Child("containers"))...)
 	errs = append(errs, validateVolumes(s.Services, spec.Child("services"))...)
@@ -115,12 +121,17 @@ func validateRunners(cs []MiniClusterContainer, p *field.Path) field.ErrorList {
 	}
 }
 
-func validateContainers(cs []MiniClusterContainer, p *field.Path, services bool) field.ErrorList {
+func validateContainers(cs []MiniClusterContainer, p *field.Path, services bool, reserved map[string]string) field.ErrorList {
 	var errs field.ErrorList
 	if !services && len(cs) == 0 {
 		errs = append(errs, field.Required(p, "a MiniCluster needs at least one container: the one that runs Flux"))
 	}
 	names := map[string]string{}
+	for k, v := range reserved {
+		if k != "" {
+			names[k] = v
+		}
+	}
 	for i := range cs {
 		c := &cs[i]
 		cp := p.Index(i)
@@ -135,10 +146,19 @@ func validateContainers(cs []MiniClusterContainer, p *field.Path, services bool)
 			for _, msg := range validation.IsDNS1123Label(c.Name) {
 				errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
 			}
-			if prev, ok := names[c.Name]; ok && !c.RunFlux {
-				errs = append(errs, field.Duplicate(cp.Child("name"), c.Name+" (also "+prev+")"))
+			// The runner's own name is not used (see above).
+			if !c.RunFlux || services {
+				if prev, ok := names[c.Name]; ok {
+					errs = append(errs, duplicate(cp.Child("name"), c.Name, "already the name of "+prev+": containers of a pod need distinct names"))
+				}
+				names[c.Name] = cp.String()
+				// A sidecar with ports gets a Service named after it.
+				if !services && len(c.Ports) > 0 && len(validation.IsDNS1123Label(c.Name)) == 0 {
+					for _, msg := range validation.IsDNS1035Label(c.Name) {
+						errs = append(errs, field.Invalid(cp.Child("name"), c.Name, "names the Service of this container's ports: "+msg))
+					}
+				}
 			}
-			names[c.Name] = cp.String()
 		}
 		if c.Launcher && c.Batch {
 			errs = append(errs, field.Invalid(cp.Child("launcher"), true, "launcher and batch cannot both be set: choose one mode"))
@@ -168,7 +188,7 @@ func validateContainers(cs []MiniClusterContainer, p *field.Path, services bool)
 				errs = append(errs, field.Invalid(cp.Child("ports").Index(j), port, "must be a port number from 1 to 65535"))
 			}
 			if seen[port] {
-				errs = append(errs, field.Duplicate(cp.Child("ports").Index(j), port))
+				errs = append(errs, duplicate(cp.Child("ports").Index(j), port, "list each port once"))
 			}
 			seen[port] = true
 		}
@@ -274,7 +294,7 @@ func validateVolume(v ContainerVolume, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("items"), len(v.Items), "items only apply to configMapName or secretName volumes"))
 	}
 	for _, k := range sortedKeys(v.Items) {
-		if path := v.Items[k]; path == "" || strings.HasPrefix(path, "/") || strings.Contains(path, "..") {
+		if path := v.Items[k]; path == "" || strings.HasPrefix(path, "/") || hasDotDot(path) {
 			errs = append(errs, field.Invalid(p.Child("items").Key(k), path, "must be a relative path inside the volume, without '..'"))
 		}
 	}
@@ -318,7 +338,7 @@ func validateFlux(mc *MiniCluster, p *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(p.Child("scheduler", "queuePolicy"), f.Scheduler.QueuePolicy, []string{"fcfs", "easy", "hybrid", "conservative"}))
 	}
 	cp := p.Child("container")
-	if mp := f.Container.MountPath; mp != "" && (!mountPathRE.MatchString(mp) || mp == "/" || strings.Contains(mp, "..")) {
+	if mp := f.Container.MountPath; mp != "" && (!mountPathRE.MatchString(mp) || mp == "/" || hasDotDot(mp)) {
 		errs = append(errs, field.Invalid(cp.Child("mountPath"), mp, "must be an absolute path of letters, digits, '.', '_', '-' and '/', other than /"))
 	}
 	if n := f.Container.Name; n != "" {
@@ -350,16 +370,24 @@ func validateBursting(mc *MiniCluster, p *field.Path) field.ErrorList {
 	if b.Hostlist != "" && len(b.Clusters) > 0 {
 		errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, "set either hostlist or clusters, not both"))
 	}
-	names := map[string]bool{mc.Name: true}
+	// Every name gives hostnames <name>-<index>, which must be unique: the
+	// root's (this MiniCluster, or leadBroker.name for a burst, which is
+	// itself one of the clusters) and each cluster's.
+	root := mc.Name
+	if b.LeadBroker != nil {
+		root = b.LeadBroker.Name
+	}
+	names := map[string]string{root: "the root MiniCluster's name"}
 	for i, c := range b.Clusters {
 		cp := p.Child("clusters").Index(i)
 		for _, msg := range validation.IsDNS1123Label(c.Name) {
 			errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
 		}
-		if names[c.Name] {
-			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
+		if prev, ok := names[c.Name]; ok {
+			errs = append(errs, duplicate(cp.Child("name"), c.Name, "already "+prev+": each cluster needs its own name, as its hostnames <name>-<index> join one host list"))
+		} else {
+			names[c.Name] = "the name of " + cp.String()
 		}
-		names[c.Name] = true
 		if c.Size < 1 {
 			errs = append(errs, field.Invalid(cp.Child("size"), c.Size, "must be at least 1"))
 		}
@@ -451,6 +479,23 @@ func validateLabel(p *field.Path, k, v string) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Key(k), v, msg))
 	}
 	return errs
+}
+
+// duplicate is field.Duplicate with a detail saying what to do.
+func duplicate(p *field.Path, value any, detail string) *field.Error {
+	e := field.Duplicate(p, value)
+	e.Detail = detail
+	return e
+}
+
+// hasDotDot tells whether a path has a ".." element.
+func hasDotDot(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

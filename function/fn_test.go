@@ -1,0 +1,409 @@
+package function
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/curve"
+)
+
+// xr is a hello-world composite resource created by claim flux-sample in
+// namespace tenant-a, with extra spec YAML merged in.
+func xr(specYAML string, status string) string {
+	s := `{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster",
+"metadata":{"name":"flux-sample-x7k2p","labels":{"crossplane.io/claim-name":"flux-sample","crossplane.io/claim-namespace":"tenant-a"}},
+"spec":` + specYAML
+	if status != "" {
+		s += `,"status":` + status
+	}
+	return s + "}"
+}
+
+const helloSpec = `{"size":4,"logging":{"quiet":true},"containers":[{"image":"rockylinux:9","command":"echo hello world"}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`
+
+func req(xrJSON string, observed map[string]string, input string) *fnv1.RunFunctionRequest {
+	r := &fnv1.RunFunctionRequest{
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(xrJSON)}, Resources: map[string]*fnv1.Resource{}},
+		Desired:  &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"flux-sample-x7k2p"}}`)}},
+	}
+	for name, j := range observed {
+		r.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(j)}
+	}
+	if input != "" {
+		r.Input = resource.MustStructJSON(input)
+	}
+	return r
+}
+
+// deterministic entropy, so generated keys are stable in tests.
+func entropy() *bytes.Reader { return bytes.NewReader(bytes.Repeat([]byte{7}, 64)) }
+
+func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	t.Helper()
+	rsp, err := New(WithRandom(entropy())).RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatalf("RunFunction returned an error, want results: %v", err)
+	}
+	return rsp
+}
+
+func desired[T any](t *testing.T, rsp *fnv1.RunFunctionResponse, name string, into *T) *T {
+	t.Helper()
+	r, ok := rsp.GetDesired().GetResources()[name]
+	if !ok {
+		t.Fatalf("no desired resource %q; have %v", name, keys(rsp.GetDesired().GetResources()))
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.GetResource().AsMap(), into); err != nil {
+		t.Fatalf("cannot decode %s: %v", name, err)
+	}
+	return into
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestRunFunctionFatal(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		xr     string
+		input  string
+		want   []string // substrings of the single fatal result
+	}{
+		"SizeZero": {
+			reason: "size 0 is refused, naming the field.",
+			xr:     xr(`{"size":0,"containers":[{"image":"x","command":"y"}]}`, ""),
+			want:   []string{"spec.size", "at least 1"},
+		},
+		"TwoRunners": {
+			reason: "Two flux runners are refused, naming both containers.",
+			xr:     xr(`{"size":2,"containers":[{"name":"a","image":"x","runFlux":true},{"name":"b","image":"y","runFlux":true}]}`, ""),
+			want:   []string{"spec.containers", "spec.containers[0]", "spec.containers[1]", "exactly one"},
+		},
+		"MaxSizeBelowSize": {
+			reason: "maxSize below size is refused, saying how to fix it.",
+			xr:     xr(`{"size":4,"maxSize":2,"containers":[{"image":"x"}]}`, ""),
+			want:   []string{"spec.maxSize", "raise maxSize or lower size"},
+		},
+		"PathOnlyVolume": {
+			reason: "A volume with only a path is an error, not an invalid PVC (upstream bug).",
+			xr:     xr(`{"size":1,"containers":[{"image":"x","volumes":{"data":{"path":"/tmp/fluxout"}}}]}`, ""),
+			want:   []string{"spec.containers[0].volumes[data]", "a path alone mounts nothing"},
+		},
+		"BadCurveCert": {
+			reason: "A user certificate Flux would reject is refused before any broker sees it.",
+			xr:     xr(`{"size":1,"flux":{"curveCert":"metadata\n    name = \"x\"\n"},"containers":[{"image":"x"}]}`, ""),
+			want:   []string{"spec.flux.curveCert"},
+		},
+		"UnbalancedQuote": {
+			reason: "A command that cannot be split into words names its field.",
+			xr:     xr(`{"size":1,"containers":[{"image":"x","command":"echo \"hi"}]}`, ""),
+			want:   []string{"spec.containers[0].command", "quote"},
+		},
+		"NoClaim": {
+			reason: "A composite without a claim has no namespace to compose into.",
+			xr:     `{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"lonely"},"spec":` + helloSpec + `}`,
+			want:   []string{"lonely", "no claim"},
+		},
+		"ReservedVolumeName": {
+			reason: "A user volume may not take a name the MiniCluster uses itself.",
+			xr:     xr(`{"size":1,"containers":[{"image":"x","volumes":{"flux-view":{"path":"/data","emptyDir":true}}}]}`, ""),
+			want:   []string{"spec.containers[0].volumes[flux-view]", "used by the MiniCluster itself"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, req(tc.xr, nil, tc.input))
+			var fatal []string
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+					fatal = append(fatal, r.GetMessage())
+				}
+			}
+			if len(fatal) != 1 {
+				t.Fatalf("%s\nwant one fatal result, got %v", tc.reason, rsp.GetResults())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(fatal[0], w) {
+					t.Errorf("%s\nfatal result %q does not mention %q", tc.reason, fatal[0], w)
+				}
+			}
+			if n := len(rsp.GetDesired().GetResources()); n != 0 {
+				t.Errorf("%s\na fatal result must not add desired resources; got %d", tc.reason, n)
+			}
+			var valid *fnv1.Condition
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == ConditionValid {
+					valid = c
+				}
+			}
+			if valid == nil || valid.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || valid.GetTarget() != fnv1.Target_TARGET_COMPOSITE_AND_CLAIM {
+				t.Errorf("%s\nwant condition Valid=False on the claim, got %v", tc.reason, valid)
+			}
+		})
+	}
+}
+
+func TestRunFunctionHelloWorld(t *testing.T) {
+	rsp := run(t, req(xr(helloSpec, ""), nil, ""))
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() != fnv1.Severity_SEVERITY_NORMAL {
+			t.Errorf("unexpected result %v", r)
+		}
+	}
+	if diff := cmp.Diff([]string{"curve-cert", "entrypoint", "job", "service"}, sorted(keys(rsp.GetDesired().GetResources()))); diff != "" {
+		t.Errorf("composed resources: -want, +got:\n%s", diff)
+	}
+	for name, r := range rsp.GetDesired().GetResources() {
+		if ns := r.GetResource().AsMap()["metadata"].(map[string]any)["namespace"]; ns != "tenant-a" {
+			t.Errorf("%s is in namespace %v, want the claim's namespace tenant-a", name, ns)
+		}
+		if r.GetReady() != fnv1.Ready_READY_FALSE {
+			t.Errorf("%s is ready before anything was observed", name)
+		}
+	}
+
+	job := desired(t, rsp, "job", &batchv1.Job{})
+	if got := []int32{*job.Spec.Parallelism, *job.Spec.Completions}; !cmp.Equal(got, []int32{4, 4}) {
+		t.Errorf("parallelism, completions = %v, want 4, 4", got)
+	}
+	if job.Name != "flux-sample" || job.Spec.Template.Spec.Subdomain != "flux-sample" || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+		t.Errorf("job %s subdomain %s mode %s, want an Indexed job flux-sample in subdomain flux-sample", job.Name, job.Spec.Template.Spec.Subdomain, *job.Spec.CompletionMode)
+	}
+	svc := desired(t, rsp, "service", &corev1.Service{})
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses {
+		t.Errorf("service %+v, want headless publishing not-ready addresses", svc.Spec)
+	}
+	cm := desired(t, rsp, "entrypoint", &corev1.ConfigMap{})
+	if !strings.Contains(cm.Data["broker.toml"], "hosts = [{host = 'flux-sample-[0-3]'}]") {
+		t.Errorf("broker.toml does not list flux-sample-[0-3]:\n%s", cm.Data["broker.toml"])
+	}
+	sec := desired(t, rsp, "curve-cert", &corev1.Secret{})
+	if _, err := curve.Parse(sec.Data["curve.cert"]); err != nil {
+		t.Errorf("the Secret's certificate does not parse: %v", err)
+	}
+
+	st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	want := map[string]any{"size": float64(4), "maximumSize": float64(4), "selector": "hpa-selector=flux-sample", "phase": "Pending", "job": map[string]any{}}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("status: -want, +got:\n%s", diff)
+	}
+	if rsp.GetMeta().GetTtl().AsDuration() != response.DefaultTTL {
+		t.Errorf("ttl %v, want %v", rsp.GetMeta().GetTtl(), durationpb.New(response.DefaultTTL))
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+func TestRunFunctionKeepsObservedCertificate(t *testing.T) {
+	c, err := curve.Generate(bytes.NewReader(bytes.Repeat([]byte{42}, 32)), curve.KV{Key: "name", Value: "flux-sample"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := c.Marshal()
+	observed := map[string]string{"curve-cert": `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"flux-sample-curve-cert","namespace":"tenant-a"},"data":{"curve.cert":"` + base64.StdEncoding.EncodeToString(text) + `"}}`}
+
+	first := run(t, req(xr(helloSpec, ""), nil, ""))
+	again := run(t, req(xr(helloSpec, ""), observed, ""))
+
+	got := desired(t, again, "curve-cert", &corev1.Secret{}).Data["curve.cert"]
+	if !bytes.Equal(got, text) {
+		t.Errorf("with an observed Secret the certificate must be read back, not regenerated:\nwant %s\ngot  %s", text, got)
+	}
+	if fresh := desired(t, first, "curve-cert", &corev1.Secret{}).Data["curve.cert"]; bytes.Equal(fresh, text) {
+		t.Errorf("the first run should have generated its own certificate")
+	}
+	// Everything else is identical whatever the certificate: byte-for-byte
+	// determinism keeps the Job's immutable template stable.
+	if diff := cmp.Diff(first.GetDesired().GetResources()["job"], again.GetDesired().GetResources()["job"], protocmp.Transform()); diff != "" {
+		t.Errorf("job changed between runs: -first, +again:\n%s", diff)
+	}
+}
+
+func TestRunFunctionUserCertificateSecret(t *testing.T) {
+	rsp := run(t, req(xr(`{"size":2,"flux":{"curveCertSecret":"shared-curve"},"containers":[{"image":"x","command":"hostname"}]}`, ""), nil, ""))
+	if _, ok := rsp.GetDesired().GetResources()["curve-cert"]; ok {
+		t.Errorf("with flux.curveCertSecret the function must not compose its own Secret")
+	}
+	job := desired(t, rsp, "job", &batchv1.Job{})
+	found := false
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == "shared-curve" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("pods do not mount the claim's Secret shared-curve: %+v", job.Spec.Template.Spec.Volumes)
+	}
+}
+
+func TestRunFunctionScaling(t *testing.T) {
+	cases := map[string]struct {
+		reason      string
+		spec        string
+		status      string
+		wantSize    int32
+		wantMax     float64
+		wantWarning bool
+	}{
+		"Grow": {
+			reason:   "Growing within maxSize changes parallelism and completions.",
+			spec:     `{"size":3,"maxSize":6,"containers":[{"image":"x","command":"y"}]}`,
+			status:   `{"maximumSize":6,"size":2}`,
+			wantSize: 3, wantMax: 6,
+		},
+		"Clamp": {
+			reason:   "Beyond the maximum fixed at creation the size is clamped, with a warning, not silently patched.",
+			spec:     `{"size":9,"containers":[{"image":"x","command":"y"}]}`,
+			status:   `{"maximumSize":4,"size":4}`,
+			wantSize: 4, wantMax: 4, wantWarning: true,
+		},
+		"MaximumFixedAtCreation": {
+			reason:   "A later maxSize does not move the maximum the broker config was sized for.",
+			spec:     `{"size":2,"maxSize":10,"containers":[{"image":"x","command":"y"}]}`,
+			status:   `{"maximumSize":4}`,
+			wantSize: 2, wantMax: 4,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, req(xr(tc.spec, tc.status), nil, ""))
+			job := desired(t, rsp, "job", &batchv1.Job{})
+			if *job.Spec.Parallelism != tc.wantSize || *job.Spec.Completions != tc.wantSize {
+				t.Errorf("%s\nparallelism %d completions %d, want %d", tc.reason, *job.Spec.Parallelism, *job.Spec.Completions, tc.wantSize)
+			}
+			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+			if st["maximumSize"] != tc.wantMax || st["size"] != float64(tc.wantSize) {
+				t.Errorf("%s\nstatus %v, want size %d maximumSize %v", tc.reason, st, tc.wantSize, tc.wantMax)
+			}
+			warned := false
+			for _, r := range rsp.GetResults() {
+				warned = warned || r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING
+			}
+			scaled := fnv1.Status_STATUS_CONDITION_TRUE
+			if tc.wantWarning {
+				scaled = fnv1.Status_STATUS_CONDITION_FALSE
+			}
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == ConditionScaled && c.GetStatus() != scaled {
+					t.Errorf("%s\ncondition Scaled %v, want %v", tc.reason, c.GetStatus(), scaled)
+				}
+			}
+			if warned != tc.wantWarning {
+				t.Errorf("%s\nwarning %v, want %v: %v", tc.reason, warned, tc.wantWarning, rsp.GetResults())
+			}
+			cm := desired(t, rsp, "entrypoint", &corev1.ConfigMap{})
+			if want := "flux-sample-[0-" + strconv.Itoa(int(tc.wantMax)-1) + "]"; cm.Data["hostlist"] != want {
+				t.Errorf("%s\nhostlist %q, want %q: hosts are sized to the maximum", tc.reason, cm.Data["hostlist"], want)
+			}
+		})
+	}
+}
+
+func TestRunFunctionReadiness(t *testing.T) {
+	jobWith := func(ready int32, complete bool) string {
+		job := &batchv1.Job{}
+		job.APIVersion, job.Kind = "batch/v1", "Job"
+		job.Name, job.Namespace = "flux-sample", "tenant-a"
+		job.Status.Ready = ptr.To(ready)
+		job.Status.Active = ready
+		if complete {
+			job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+			job.Status.Succeeded = 4
+		}
+		b, err := json.Marshal(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	cases := map[string]struct {
+		reason    string
+		spec      string
+		job       string
+		wantReady fnv1.Ready
+		wantPhase string
+	}{
+		"Starting": {
+			reason: "Fewer brokers than the quorum: not ready, pending.",
+			spec:   helloSpec, job: jobWith(3, false),
+			wantReady: fnv1.Ready_READY_FALSE, wantPhase: "Pending",
+		},
+		"AllUp": {
+			reason: "All brokers up: ready, running.",
+			spec:   helloSpec, job: jobWith(4, false),
+			wantReady: fnv1.Ready_READY_TRUE, wantPhase: "Running",
+		},
+		"Quorum": {
+			reason: "minSize brokers are enough for Flux to start.",
+			spec:   `{"size":4,"minSize":2,"containers":[{"image":"x","command":"y"}]}`, job: jobWith(2, false),
+			wantReady: fnv1.Ready_READY_TRUE, wantPhase: "Running",
+		},
+		"Complete": {
+			reason: "A completed Job is ready and the cluster succeeded.",
+			spec:   helloSpec, job: jobWith(0, true),
+			wantReady: fnv1.Ready_READY_TRUE, wantPhase: "Succeeded",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, req(xr(tc.spec, ""), map[string]string{"job": tc.job, "service": `{"apiVersion":"v1","kind":"Service","metadata":{"name":"flux-sample"}}`}, ""))
+			if got := rsp.GetDesired().GetResources()["job"].GetReady(); got != tc.wantReady {
+				t.Errorf("%s\njob ready %v, want %v", tc.reason, got, tc.wantReady)
+			}
+			if got := rsp.GetDesired().GetResources()["service"].GetReady(); got != fnv1.Ready_READY_TRUE {
+				t.Errorf("%s\nan observed Service is ready, got %v", tc.reason, got)
+			}
+			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+			if st["phase"] != tc.wantPhase {
+				t.Errorf("%s\nphase %v, want %s", tc.reason, st["phase"], tc.wantPhase)
+			}
+		})
+	}
+}
+
+func TestRunFunctionInputDefaults(t *testing.T) {
+	input := `{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","defaults":{"fluxViewImage":"registry.example/flux-view:noble","imagePullSecrets":["regcred"],"nodeSelector":{"pool":"hpc"}}}`
+	rsp := run(t, req(xr(helloSpec, ""), nil, input))
+	pod := desired(t, rsp, "job", &batchv1.Job{}).Spec.Template.Spec
+	if got := pod.InitContainers[0].Image; got != "registry.example/flux-view:noble" {
+		t.Errorf("view image %q, want the platform's", got)
+	}
+	if diff := cmp.Diff([]corev1.LocalObjectReference{{Name: "regcred"}}, pod.ImagePullSecrets); diff != "" {
+		t.Errorf("pull secrets: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"pool": "hpc"}, pod.NodeSelector); diff != "" {
+		t.Errorf("node selector: -want, +got:\n%s", diff)
+	}
+}
