@@ -170,9 +170,10 @@ func validateContainers(cs []MiniClusterContainer, p *field.Path, services bool,
 			errs = append(errs, field.Invalid(cp.Child("commands", "script"), "<script>", "command and commands.script cannot both be set: the script is the command"))
 		}
 		if services {
-			for name, v := range map[string]string{"pre": c.Commands.Pre, "brokerPre": c.Commands.BrokerPre, "workerPre": c.Commands.WorkerPre} {
-				if v != "" {
-					errs = append(errs, field.Forbidden(cp.Child("commands", name), "service containers run their image's own entrypoint: broker hooks do not apply"))
+			// A slice, not a map: errors come out in the same order every time.
+			for _, h := range []struct{ name, v string }{{"pre", c.Commands.Pre}, {"brokerPre", c.Commands.BrokerPre}, {"workerPre", c.Commands.WorkerPre}} {
+				if h.v != "" {
+					errs = append(errs, field.Forbidden(cp.Child("commands", h.name), "service containers run their image's own entrypoint: broker hooks do not apply"))
 				}
 			}
 			if c.RunFlux {
@@ -345,6 +346,9 @@ func validateFlux(mc *MiniCluster, p *field.Path) field.ErrorList {
 		for _, msg := range validation.IsDNS1123Label(n) {
 			errs = append(errs, field.Invalid(cp.Child("name"), n, msg))
 		}
+		if n == mc.Name {
+			errs = append(errs, field.Invalid(cp.Child("name"), n, "is the MiniCluster's name, which the Flux runner's container takes: choose another name for the init container"))
+		}
 	}
 	errs = append(errs, validateResources(f.Container.Resources, cp.Child("resources"))...)
 	for _, k := range sortedKeys(f.Environment) {
@@ -377,7 +381,10 @@ func validateBursting(mc *MiniCluster, p *field.Path) field.ErrorList {
 	if b.LeadBroker != nil {
 		root = b.LeadBroker.Name
 	}
-	names := map[string]string{root: "the root MiniCluster's name"}
+	names := map[string]string{}
+	if root != "" {
+		names[root] = "the root MiniCluster's name"
+	}
 	for i, c := range b.Clusters {
 		cp := p.Child("clusters").Index(i)
 		for _, msg := range validation.IsDNS1123Label(c.Name) {

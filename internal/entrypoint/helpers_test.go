@@ -1,0 +1,367 @@
+package entrypoint
+
+// Shared test scaffolding: claims, a sandbox that runs the generated scripts
+// outside a pod with fake flux, hostname and sleep commands, and helpers to
+// read back what the fakes saw.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+const (
+	testName = "flux-sample"
+	leadHost = "flux-sample-0"
+	workHost = "flux-sample-1"
+)
+
+func ptrTo[T any](v T) *T { return &v }
+
+// claim is a defaulted MiniCluster flux-sample of the given size whose only
+// container runs Flux with command, after mutate changed it. Defaults are
+// applied after mutate, as the API server would, so explicit values stay.
+func claim(size int32, command string, mutate ...func(*v1alpha2.MiniCluster)) *v1alpha2.MiniCluster {
+	mc := &v1alpha2.MiniCluster{}
+	mc.Name = testName
+	mc.Spec.Size = ptrTo(size)
+	mc.Spec.Containers = []v1alpha2.MiniClusterContainer{{Name: "app", Command: command, RunFlux: true}}
+	for _, m := range mutate {
+		if m != nil {
+			m(mc)
+		}
+	}
+	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
+	return mc
+}
+
+// plan is the Plan render would pass for mc: quorum is minSize when set.
+// (Bursting and maxSize > size also set a quorum in render; BrokerOptions
+// only sees the number, so minSize covers the script's side of it.)
+func plan(mc *v1alpha2.MiniCluster, p Paths) Plan {
+	return Plan{Paths: p, Name: mc.Name, Size: mc.Spec.SizeValue(), Quorum: mc.Spec.MinSize}
+}
+
+// tool finds an external program the tests need. It is a failure when
+// envVar names it (the caller insists) or in CI, a skip otherwise.
+func tool(t *testing.T, name, envVar string) string {
+	t.Helper()
+	if envVar != "" {
+		if p := os.Getenv(envVar); p != "" {
+			if _, err := exec.LookPath(p); err != nil {
+				t.Fatalf("%s=%s is set but not an executable: %v", envVar, p, err)
+			}
+			return p
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is required in CI: %v", name, err)
+	}
+	t.Skipf("%s is not installed (set CI or %s to make this a failure)", name, envVar)
+	return ""
+}
+
+// sandbox is a temporary directory laid out like a pod: the Paths of the
+// entrypoint ConfigMap, curve Secret, software and home, a mount path with
+// the host list the init container would have installed, a working
+// directory, and a bin directory with fake flux, hostname and sleep first on
+// PATH.
+type sandbox struct {
+	root  string
+	mp    string // spec.flux.container.mountPath
+	work  string // working directory of the script
+	bin   string // fakes
+	log   string // what the fakes record
+	paths Paths
+	bash  string
+}
+
+const fakeFlux = `#!/bin/bash
+# Fake flux: records argv (NUL-separated) and environment of every call.
+log="${FAKE_FLUX_LOG:?}"
+n=0
+while [ -e "${log}/call-${n}" ]; do n=$((n+1)); done
+: > "${log}/call-${n}"
+if [ "$#" -gt 0 ]; then printf '%s\0' "$@" > "${log}/call-${n}"; fi
+env -0 > "${log}/env-${n}"
+printf 'flux %s\n' "${1:-}" >> "${log}/events"
+case "${1:-}" in
+R) echo '{"version": 1, "execution": {"R_lite": [], "nodelist": ["fake"]}}' ;;
+start|broker)
+  k=0
+  while [ -e "${log}/start-${k}" ]; do k=$((k+1)); done
+  : > "${log}/start-${k}"
+  read -r -a rcs <<< "${FAKE_FLUX_RC:-0}"
+  i=${k}
+  if [ "${i}" -ge "${#rcs[@]}" ]; then i=$(( ${#rcs[@]} - 1 )); fi
+  echo "FAKE-FLUX-OUTPUT"
+  exit "${rcs[${i}]}" ;;
+esac
+exit 0
+`
+
+const fakeHostname = `#!/bin/sh
+printf '%s\n' "${FAKE_HOSTNAME:?}"
+`
+
+func newSandbox(t *testing.T) *sandbox {
+	t.Helper()
+	bash := tool(t, "bash", "")
+	root := t.TempDir()
+	sb := &sandbox{
+		root: root,
+		mp:   filepath.Join(root, "mp"),
+		work: filepath.Join(root, "work"),
+		bin:  filepath.Join(root, "bin"),
+		log:  filepath.Join(root, "log"),
+		paths: Paths{
+			Entrypoints: filepath.Join(root, "flux_operator"),
+			Curve:       filepath.Join(root, "curve"),
+			Software:    filepath.Join(root, "opt-software"),
+			Home:        filepath.Join(root, "home-flux-operator"),
+		},
+		bash: bash,
+	}
+	realSleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatalf("no sleep: %v", err)
+	}
+	for _, d := range []string{sb.work, sb.bin, sb.log, sb.paths.Entrypoints, sb.paths.Curve,
+		filepath.Join(sb.mp, "config/etc/flux/system"), filepath.Join(sb.mp, "software/bin")} {
+		mustMkdir(t, d)
+	}
+	mustWrite(t, filepath.Join(sb.mp, "config/etc/flux/system/hostlist"), "flux-sample-[0-3]", 0o644)
+	mustWrite(t, filepath.Join(sb.mp, "software/bin/tool"), "spack", 0o755)
+	mustWrite(t, filepath.Join(sb.paths.Curve, CurveFile), "#   ZeroMQ CURVE **Secret** Certificate\ncurve\n", 0o644)
+	mustWrite(t, filepath.Join(sb.bin, "flux"), fakeFlux, 0o755)
+	mustWrite(t, filepath.Join(sb.bin, "hostname"), fakeHostname, 0o755)
+	// The worker loop sleeps 15s between retries: record it and return at
+	// once (FAKE_SLEEP makes it really sleep, for polling loops).
+	mustWrite(t, filepath.Join(sb.bin, "sleep"), fmt.Sprintf("#!/bin/sh\necho \"$*\" >> \"${FAKE_FLUX_LOG:?}/sleeps\"\nexec %s \"${FAKE_SLEEP:-0}\"\n", realSleep), 0o755)
+	return sb
+}
+
+func mustMkdir(t *testing.T, d string) {
+	t.Helper()
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustWrite(t *testing.T, file, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func exists(file string) bool {
+	_, err := os.Lstat(file)
+	return err == nil
+}
+
+// use points mc at the sandbox: its mount path becomes sb.mp.
+func (sb *sandbox) use(mc *v1alpha2.MiniCluster) {
+	mc.Spec.Flux.Container.MountPath = sb.mp
+}
+
+// result of one script run.
+type result struct {
+	exit   int
+	stdout string
+	stderr string
+	calls  [][]string          // argv of every flux call, without "flux"
+	envs   []map[string]string // environment of every flux call
+	events []string            // "flux <sub>" per call, plus whatever hooks append
+	sleeps []string            // arguments of every sleep
+}
+
+// run runs script under bash in the sandbox as pod host, with extra
+// environment. It fails the test if the script runs for more than 10s.
+func (sb *sandbox) run(t *testing.T, script, host string, extra map[string]string) result {
+	t.Helper()
+	file := filepath.Join(sb.root, fmt.Sprintf("script-%d.sh", time.Now().UnixNano()))
+	mustWrite(t, file, script, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sb.bash, file)
+	cmd.Dir = sb.work
+	cmd.Env = sb.env(host, extra)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("script did not finish in 10s\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		r.exit = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("cannot run bash: %v", err)
+	}
+	r.calls, r.envs = sb.calls(t)
+	if b, err := os.ReadFile(filepath.Join(sb.log, "events")); err == nil {
+		r.events = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	}
+	if b, err := os.ReadFile(filepath.Join(sb.log, "sleeps")); err == nil {
+		r.sleeps = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	}
+	return r
+}
+
+// env is a small, fixed environment: the fakes first on PATH, a real HOME.
+func (sb *sandbox) env(host string, extra map[string]string) []string {
+	env := map[string]string{
+		"PATH":          sb.bin + ":/usr/local/bin:/usr/bin:/bin",
+		"HOME":          filepath.Join(sb.root, "home"),
+		"LANG":          "C",
+		"FAKE_FLUX_LOG": sb.log,
+		"FAKE_HOSTNAME": host,
+		"EVENTS":        filepath.Join(sb.log, "events"),
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reset forgets what the fakes recorded, to run another script.
+func (sb *sandbox) reset(t *testing.T) {
+	t.Helper()
+	if err := os.RemoveAll(sb.log); err != nil {
+		t.Fatal(err)
+	}
+	mustMkdir(t, sb.log)
+}
+
+func (sb *sandbox) calls(t *testing.T) ([][]string, []map[string]string) {
+	t.Helper()
+	var calls [][]string
+	var envs []map[string]string
+	for n := 0; ; n++ {
+		b, err := os.ReadFile(filepath.Join(sb.log, fmt.Sprintf("call-%d", n)))
+		if err != nil {
+			break
+		}
+		calls = append(calls, splitNUL(string(b)))
+		env := map[string]string{}
+		if e, err := os.ReadFile(filepath.Join(sb.log, fmt.Sprintf("env-%d", n))); err == nil {
+			for _, kv := range splitNUL(string(e)) {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					env[k] = v
+				}
+			}
+		}
+		envs = append(envs, env)
+	}
+	return calls, envs
+}
+
+func splitNUL(s string) []string {
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(strings.TrimSuffix(s, "\x00"), "\x00")
+}
+
+// Expected argv, derived from reference §3.2-§3.4 (not from the generator).
+
+// bo describes the broker options of reference §3.2.
+type bo struct {
+	rc2none  bool   // interactive
+	noSocket bool   // flux.disableSocket
+	timeout  string // flux.connectTimeout ("" omits it)
+	topo     string // flux.topology
+	quorum   int    // minSize
+	zmq      bool   // logging.zeromq
+	level    int    // logLevel, 0 when quiet
+}
+
+// std are the options of a defaulted, non-quiet claim.
+func std() bo { return bo{timeout: "5s", level: 6} }
+
+// quietOpts are the options of a defaulted quiet claim.
+func quietOpts() bo { return bo{timeout: "5s", level: 0} }
+
+func (o bo) args(mp string) []string {
+	c := mp + "/config"
+	a := []string{"-Scron.directory=" + c + "/etc/flux/system/cron.d", "-Stbon.fanout=256", "-Srundir=" + c + "/run/flux"}
+	if o.rc2none {
+		a = append(a, "-Sbroker.rc2_none")
+	}
+	a = append(a, "-Sstatedir="+c+"/var/lib/flux")
+	if !o.noSocket {
+		a = append(a, "-Slocal-uri=local://"+c+"/run/flux/local")
+	}
+	if o.timeout != "" {
+		a = append(a, "-Stbon.connect_timeout="+o.timeout)
+	}
+	if o.topo != "" {
+		a = append(a, "-Stbon.topo="+o.topo)
+	}
+	if o.quorum > 0 {
+		a = append(a, fmt.Sprintf("-Sbroker.quorum=%d", o.quorum))
+	}
+	if o.zmq {
+		a = append(a, "-Stbon.zmqdebug=1")
+	}
+	return append(a, fmt.Sprintf("-Slog-stderr-level=%d", o.level), "-Slog-stderr-mode=local")
+}
+
+// encode is the resource set call every runner makes first.
+func encode() []string {
+	return []string{"R", "encode", "--hosts=flux-sample-[0-3]", "--local"}
+}
+
+// start is `flux start [pre...] --config-path=<cfg> <options> [initial program...]`.
+func start(mp string, o bo, pre []string, initial ...string) []string {
+	a := append([]string{"start"}, pre...)
+	a = append(a, "--config-path="+mp+"/config/etc/flux/config")
+	a = append(a, o.args(mp)...)
+	return append(a, initial...)
+}
+
+// broker is the interactive lead: `flux broker --config-path=<cfg> <options>`.
+func broker(mp string, o bo) []string {
+	return append([]string{"broker", "--config-path=" + mp + "/config/etc/flux/config"}, o.args(mp)...)
+}
+
+func cat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func words(s ...string) []string { return s }

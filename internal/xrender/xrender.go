@@ -1,0 +1,107 @@
+// Package xrender runs `crossplane composition render` against the
+// MiniCluster function running as a local process, as a developer would:
+// the render engine is Crossplane core's own binary, so the output is what a
+// real control plane would compose.
+package xrender
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Options of one render.
+type Options struct {
+	// Crossplane is the crossplane CLI and Core the crossplane core binary.
+	Crossplane, Core string
+	// Function is the function binary; it is started for the render.
+	Function string
+	// Example is a directory with xr.yaml, composition.yaml, functions.yaml
+	// and, optionally, observed.yaml.
+	Example string
+	// XRD is the CompositeResourceDefinition, so defaults of the schema apply.
+	XRD string
+	// Observed overrides the example's observed.yaml; "-" means none.
+	Observed string
+}
+
+// Render renders the example and returns the CLI's YAML output.
+func Render(ctx context.Context, o Options) ([]byte, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	fn := exec.CommandContext(ctx, o.Function, "--insecure", "--address="+addr, "--metrics-address=") //nolint:gosec // our own binary
+	var fnLog bytes.Buffer
+	fn.Stdout, fn.Stderr = &fnLog, &fnLog
+	if err := fn.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start function: %w", err)
+	}
+	defer func() {
+		_ = fn.Process.Kill()
+		_ = fn.Wait()
+	}()
+	if err := waitForPort(ctx, addr, 30*time.Second); err != nil {
+		return nil, fmt.Errorf("function did not listen on %s: %w\n%s", addr, err, fnLog.String())
+	}
+
+	args := []string{"composition", "render",
+		filepath.Join(o.Example, "xr.yaml"),
+		filepath.Join(o.Example, "composition.yaml"),
+		filepath.Join(o.Example, "functions.yaml"),
+		"--crossplane-binary=" + o.Core,
+		"--function-annotations=render.crossplane.io/runtime-development-target=" + addr,
+		"--include-function-results",
+	}
+	if o.XRD != "" {
+		args = append(args, "--xrd="+o.XRD)
+	}
+	observed := filepath.Join(o.Example, "observed.yaml")
+	switch {
+	case o.Observed == "-":
+	case o.Observed != "":
+		args = append(args, "--observed-resources="+o.Observed)
+	default:
+		if _, err := os.Stat(observed); err == nil {
+			args = append(args, "--observed-resources="+observed)
+		}
+	}
+	cmd := exec.CommandContext(ctx, o.Crossplane, args...) //nolint:gosec // the pinned CLI
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("crossplane composition render failed: %w\n%s\nfunction log:\n%s", err, stderr.String(), fnLog.String())
+	}
+	return stdout.Bytes(), nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("cannot find a free port: %w", err)
+	}
+	defer l.Close() //nolint:errcheck // only probing
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitForPort(ctx context.Context, addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var d net.Dialer
+	for {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c.Close()
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

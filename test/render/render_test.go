@@ -1,0 +1,146 @@
+// Package render_test renders every example with the real `crossplane
+// composition render` (the pinned Crossplane CLI and core) and the function
+// running as a local process, and compares the output with committed
+// goldens. Update them with `make golden` (go test -update), never by hand.
+package render_test
+
+import (
+	"context"
+	"encoding/base64"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+	"github.com/flux-framework/minicluster-crossplane/internal/curve"
+	"github.com/flux-framework/minicluster-crossplane/internal/xrender"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const generatedCert = "<a CURVE certificate generated for this render: checked to parse, then masked>"
+
+func tools(t *testing.T) xrender.Options {
+	t.Helper()
+	o := xrender.Options{
+		Crossplane: os.Getenv("MC_CROSSPLANE"),
+		Core:       os.Getenv("MC_CROSSPLANE_CORE"),
+		Function:   os.Getenv("MC_FUNCTION"),
+		XRD:        "../../compositions/definition.yaml",
+	}
+	if o.Crossplane == "" || o.Core == "" || o.Function == "" {
+		t.Skip("MC_CROSSPLANE, MC_CROSSPLANE_CORE and MC_FUNCTION are not set: run make test-render")
+	}
+	return o
+}
+
+func examples(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("../../examples/*/xr.yaml")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	for i := range dirs {
+		dirs[i] = filepath.Dir(dirs[i])
+	}
+	return dirs
+}
+
+// TestExamplesXRMatchesClaim keeps every example's xr.yaml what Crossplane
+// would create for its claim.yaml.
+func TestExamplesXRMatchesClaim(t *testing.T) {
+	for _, dir := range examples(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			claim, err := os.ReadFile(filepath.Join(dir, "claim.yaml")) //nolint:gosec // test data
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := cli.CompositeYAML(claim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, "xr.yaml")) //nolint:gosec // test data
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("xr.yaml is not the composite of claim.yaml (go run ./cmd/minicluster xr -f %s/claim.yaml > %s/xr.yaml):\n%s", dir, dir, diff)
+			}
+		})
+	}
+}
+
+func TestRenderExamples(t *testing.T) {
+	o := tools(t)
+	for _, dir := range examples(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			o := o
+			o.Example = dir
+			out, err := xrender.Render(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := normalize(t, out)
+			golden := filepath.Join("testdata", filepath.Base(dir)+".golden.yaml")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil { //nolint:gosec // goldens are meant to be read
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden) //nolint:gosec // test data
+			if err != nil {
+				t.Fatalf("no golden %s: run make golden", golden)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("crossplane composition render output differs from %s (make golden updates it):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// normalize masks the one thing that differs between renders: a newly
+// generated CURVE key, after checking it is a certificate Flux accepts.
+func normalize(t *testing.T, out []byte) []byte {
+	t.Helper()
+	objs, err := cli.ParseObjects(out)
+	if err != nil {
+		t.Fatalf("render output is not YAML: %v", err)
+	}
+	var b strings.Builder
+	for _, o := range objs {
+		if o.GetKind() == "Secret" && o.GetAnnotations()["crossplane.io/composition-resource-name"] == "curve-cert" {
+			maskCert(t, o)
+		}
+		y, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	return []byte(b.String())
+}
+
+func maskCert(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+	raw, err := base64.StdEncoding.DecodeString(data["curve.cert"])
+	if err != nil {
+		t.Fatalf("curve.cert is not base64: %v", err)
+	}
+	if _, err := curve.Parse(raw); err != nil {
+		t.Fatalf("rendered curve.cert is not a certificate Flux accepts: %v\n%s", err, raw)
+	}
+	if os.Getenv("MC_KEEP_CERT") == "" {
+		_ = unstructured.SetNestedField(o.Object, generatedCert, "data", "curve.cert")
+	}
+}
