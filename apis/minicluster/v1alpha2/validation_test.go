@@ -1,0 +1,1006 @@
+package v1alpha2
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// mc is the hello-world MiniCluster (see raw) after SetDefaults, then
+// changed by opts. Options run after defaulting, so a case can also set
+// what SetDefaults would have filled in: that is Validate called on its own.
+func mc(opts ...func(*MiniCluster)) *MiniCluster {
+	m := raw()
+	SetDefaults(m, PlatformDefaults{})
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+// burst is a valid burst cluster: burst-0 joins the root flux-sample (size 4)
+// through its lead broker's NodePort, and is one of the root's clusters.
+func burst(opts ...func(*MiniCluster)) *MiniCluster {
+	m := mc(func(m *MiniCluster) {
+		m.Name = "burst-0"
+		m.Spec.Network.HeadlessName = "burst-0"
+		m.Spec.Flux.CurveCertSecret = "flux-sample-curve-cert"
+		m.Spec.Flux.Bursting = Bursting{
+			LeadBroker: &FluxBroker{Address: "34.123.45.6", Name: "flux-sample", Size: 4, Port: 30093},
+			Clusters:   []BurstedCluster{{Name: "burst-0", Size: 4}},
+		}
+	})
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+// runner is the hello-world Flux runner container, defaulted.
+func runner(opts ...func(*MiniClusterContainer)) MiniClusterContainer {
+	c := MiniClusterContainer{Image: "rockylinux:9", Command: "echo hello world", RunFlux: true, Logs: "/tmp/fluxout"}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// sidecar is a named container that does not run Flux.
+func sidecar(name string, opts ...func(*MiniClusterContainer)) MiniClusterContainer {
+	c := MiniClusterContainer{Name: name, Image: "nginx", Logs: "/tmp/fluxout"}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+func withName(name string) func(*MiniCluster) {
+	return func(m *MiniCluster) { m.Name = name }
+}
+
+func withSpec(f func(*MiniClusterSpec)) func(*MiniCluster) {
+	return func(m *MiniCluster) { f(&m.Spec) }
+}
+
+func withContainers(cs ...MiniClusterContainer) func(*MiniCluster) {
+	return func(m *MiniCluster) { m.Spec.Containers = cs }
+}
+
+func withSidecar(name string, opts ...func(*MiniClusterContainer)) func(*MiniCluster) {
+	return func(m *MiniCluster) { m.Spec.Containers = append(m.Spec.Containers, sidecar(name, opts...)) }
+}
+
+func withServices(cs ...MiniClusterContainer) func(*MiniCluster) {
+	return func(m *MiniCluster) { m.Spec.Services = cs }
+}
+
+// withRunner changes the runner (container 0).
+func withRunner(f func(*MiniClusterContainer)) func(*MiniCluster) {
+	return func(m *MiniCluster) { f(&m.Spec.Containers[0]) }
+}
+
+// withVolume adds a volume to the runner.
+func withVolume(name string, v ContainerVolume) func(*MiniCluster) {
+	return func(m *MiniCluster) { m.Spec.Containers[0].Volumes = map[string]ContainerVolume{name: v} }
+}
+
+func withFlux(f func(*FluxSpec)) func(*MiniCluster) {
+	return func(m *MiniCluster) { f(&m.Spec.Flux) }
+}
+
+func withBursting(f func(*Bursting)) func(*MiniCluster) {
+	return func(m *MiniCluster) { f(&m.Spec.Flux.Bursting) }
+}
+
+func withLeadBroker(f func(*FluxBroker)) func(*MiniCluster) {
+	return func(m *MiniCluster) { f(m.Spec.Flux.Bursting.LeadBroker) }
+}
+
+func withPod(f func(*PodSpec)) func(*MiniCluster) {
+	return func(m *MiniCluster) { f(&m.Spec.Pod) }
+}
+
+func ports(ps ...int32) func(*MiniClusterContainer) {
+	return func(c *MiniClusterContainer) { c.Ports = ps }
+}
+
+func runFlux(c *MiniClusterContainer) { c.RunFlux = true }
+
+// invalid is what Validate must say about a bad MiniCluster: the Field of
+// every error, in order, and a piece of the text that tells the user the fix.
+type invalid struct {
+	fields []string
+	msg    string
+}
+
+type invalidCase struct {
+	reason string
+	args   *MiniCluster
+	want   invalid
+}
+
+func invalidCases() map[string]invalidCase {
+	return map[string]invalidCase{
+		// Sizes and the Job.
+		"SizeZero": {
+			reason: "A MiniCluster needs at least the lead broker's pod.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.Size = ptr(int32(0)) })),
+			want:   invalid{fields: []string{"spec.size"}, msg: "must be at least 1"},
+		},
+		"SizeNegative": {
+			reason: "A negative size is no size.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.Size = ptr(int32(-3)) })),
+			want:   invalid{fields: []string{"spec.size"}, msg: "must be at least 1"},
+		},
+		"MaxSizeBelowSize": {
+			reason: "The broker configuration is sized for maxSize, so it cannot be below size.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.MaxSize = 2 })),
+			want:   invalid{fields: []string{"spec.maxSize"}, msg: "raise maxSize or lower size"},
+		},
+		"MaxSizeNegative": {
+			reason: "A negative maxSize is a typo.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.MaxSize = -1 })),
+			want:   invalid{fields: []string{"spec.maxSize"}, msg: "must not be negative"},
+		},
+		"MinSizeAboveSize": {
+			reason: "Flux would wait forever for brokers that never start.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.MinSize = 5 })),
+			want:   invalid{fields: []string{"spec.minSize"}, msg: "must not exceed spec.size (4)"},
+		},
+		"MinSizeAboveMaxSize": {
+			reason: "minSize within size but above maxSize: both maxSize and minSize are wrong.",
+			args: mc(withSpec(func(s *MiniClusterSpec) {
+				s.MaxSize = 2
+				s.MinSize = 3
+			})),
+			want: invalid{fields: []string{"spec.maxSize", "spec.minSize"}, msg: "must not exceed spec.maxSize"},
+		},
+		"MinSizeNegative": {
+			reason: "A negative quorum is a typo.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.MinSize = -1 })),
+			want:   invalid{fields: []string{"spec.minSize"}, msg: "must not be negative"},
+		},
+		"BackoffLimitNegative": {
+			reason: "The Job's backoffLimit cannot be negative.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.BackoffLimit = ptr(int32(-1)) })),
+			want:   invalid{fields: []string{"spec.backoffLimit"}, msg: "must not be negative"},
+		},
+		"TasksNegative": {
+			reason: "Negative tasks are a typo; the message says what 0 means.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.Tasks = ptr(int32(-1)) })),
+			want:   invalid{fields: []string{"spec.tasks"}, msg: "0 means one task per node"},
+		},
+		"DeadlineSecondsZero": {
+			reason: "A Job with no time to run never starts.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.DeadlineSeconds = ptr(int64(0)) })),
+			want:   invalid{fields: []string{"spec.deadlineSeconds"}, msg: "must be at least 1"},
+		},
+
+		// Containers.
+		"NoContainers": {
+			reason: "Someone has to run Flux.",
+			args:   mc(withContainers()),
+			want:   invalid{fields: []string{"spec.containers"}, msg: "needs at least one container"},
+		},
+		"TwoRunners": {
+			reason: "Only one container can run the broker; the message names both.",
+			args:   mc(withSidecar("app", runFlux)),
+			want:   invalid{fields: []string{"spec.containers"}, msg: "2 do (spec.containers[0], spec.containers[1]): keep runFlux on one of them"},
+		},
+		"NoRunnerOfTwo": {
+			reason: "With two containers, one must be marked as the runner.",
+			args:   mc(withContainers(sidecar("main"), sidecar("app"))),
+			want:   invalid{fields: []string{"spec.containers"}, msg: "exactly one container must set runFlux: true"},
+		},
+		"NonRunnerWithoutName": {
+			reason: "Only the runner's name is derived (from the MiniCluster's).",
+			args:   mc(withSidecar("")),
+			want:   invalid{fields: []string{"spec.containers[1].name"}, msg: "a container that does not run Flux needs a name"},
+		},
+		"DuplicateContainerNames": {
+			reason: "Containers of a pod need distinct names.",
+			args:   mc(withSidecar("app"), withSidecar("app")),
+			want:   invalid{fields: []string{"spec.containers[2].name"}, msg: "already the name of spec.containers[1]"},
+		},
+		"DuplicateContainerNameBeforeRunner": {
+			reason: "A duplicate is found whatever the order of the containers.",
+			args:   mc(withContainers(sidecar("app"), sidecar("app"), runner())),
+			want:   invalid{fields: []string{"spec.containers[1].name"}, msg: "already the name of spec.containers[0]"},
+		},
+		"SidecarNamedLikeMiniCluster": {
+			reason: "The runner's container takes the MiniCluster's name, so a sidecar cannot.",
+			args:   mc(withSidecar("flux-sample")),
+			want:   invalid{fields: []string{"spec.containers[1].name"}, msg: "the Flux runner's container, which is named after the MiniCluster"},
+		},
+		"SidecarNamedLikeInitContainer": {
+			reason: "The init container takes flux.container.name, so a sidecar cannot.",
+			args:   mc(withSidecar("flux-view")),
+			want:   invalid{fields: []string{"spec.containers[1].name"}, msg: "the Flux init container (spec.flux.container.name)"},
+		},
+		"UppercaseContainerName": {
+			reason: "Container names are DNS labels.",
+			args:   mc(withSidecar("App")),
+			want:   invalid{fields: []string{"spec.containers[1].name"}, msg: "lowercase RFC 1123 label"},
+		},
+		"SidecarWithPortsNamedLikeNumber": {
+			reason: "A sidecar with ports gets a Service named after it, and Service names start with a letter.",
+			args:   mc(withSidecar("8app", ports(80))),
+			want:   invalid{fields: []string{"spec.containers[1].name"}, msg: "names the Service of this container's ports"},
+		},
+		"LauncherAndBatch": {
+			reason: "launcher and batch are two ways to start the job.",
+			args: mc(withRunner(func(c *MiniClusterContainer) {
+				c.Launcher = true
+				c.Batch = true
+			})),
+			want: invalid{fields: []string{"spec.containers[0].launcher"}, msg: "choose one mode"},
+		},
+		"BatchRawWithoutBatch": {
+			reason: "batchRaw changes how batch writes its script.",
+			args:   mc(withRunner(func(c *MiniClusterContainer) { c.BatchRaw = true })),
+			want:   invalid{fields: []string{"spec.containers[0].batchRaw"}, msg: "set batch: true too"},
+		},
+		"CommandAndScript": {
+			reason: "commands.script is the command.",
+			args:   mc(withRunner(func(c *MiniClusterContainer) { c.Commands.Script = "#!/bin/sh\nhostname\n" })),
+			want:   invalid{fields: []string{"spec.containers[0].commands.script"}, msg: "command and commands.script cannot both be set"},
+		},
+		"NoWrapEntrypointOnRunner": {
+			reason: "The runner always runs the generated entrypoint.",
+			args:   mc(withRunner(func(c *MiniClusterContainer) { c.NoWrapEntrypoint = true })),
+			want:   invalid{fields: []string{"spec.containers[0].noWrapEntrypoint"}, msg: "always runs the generated entrypoint"},
+		},
+		"PortZero": {
+			reason: "Port 0 is no port.",
+			args:   mc(withSidecar("web", ports(0))),
+			want:   invalid{fields: []string{"spec.containers[1].ports[0]"}, msg: "from 1 to 65535"},
+		},
+		"PortTooLarge": {
+			reason: "Ports end at 65535.",
+			args:   mc(withSidecar("web", ports(80, 70000))),
+			want:   invalid{fields: []string{"spec.containers[1].ports[1]"}, msg: "from 1 to 65535"},
+		},
+		"DuplicatePorts": {
+			reason: "A port listed twice would make two Service ports with the same name.",
+			args:   mc(withSidecar("web", ports(80, 443, 80))),
+			want:   invalid{fields: []string{"spec.containers[1].ports[2]"}, msg: "list each port once"},
+		},
+		"BadEnvVarName": {
+			reason: "Kubernetes rejects environment variables that start with a digit.",
+			args:   mc(withRunner(func(c *MiniClusterContainer) { c.Environment = map[string]string{"OK": "1", "1FOO": "x"} })),
+			want:   invalid{fields: []string{"spec.containers[0].environment[1FOO]"}, msg: "must not start with a digit"},
+		},
+		"SecretWithoutNameAndKey": {
+			reason: "An environment variable from a Secret needs the Secret and its key.",
+			args:   mc(withRunner(func(c *MiniClusterContainer) { c.Secrets = map[string]Secret{"TOKEN": {}} })),
+			want: invalid{
+				fields: []string{"spec.containers[0].secrets[TOKEN].name", "spec.containers[0].secrets[TOKEN].key"},
+				msg:    "name the key of the Secret",
+			},
+		},
+		"SecretBadEnvName": {
+			reason: "A Secret's variable name is an environment variable name too.",
+			args:   mc(withRunner(func(c *MiniClusterContainer) { c.Secrets = map[string]Secret{"9LIVES": {Name: "s", Key: "k"}} })),
+			want:   invalid{fields: []string{"spec.containers[0].secrets[9LIVES]"}, msg: "must not start with a digit"},
+		},
+		"BadResourceQuantity": {
+			reason: "Resources are quantities.",
+			args: mc(withRunner(func(c *MiniClusterContainer) {
+				c.Resources.Limits = ContainerResource{"cpu": intstr.FromInt32(2), "memory": intstr.FromString("lots")}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].resources.limits[memory]"}, msg: "must be a quantity such as 4, 500m or 2Gi"},
+		},
+		"BadResourceRequest": {
+			reason: "Requests are checked like limits.",
+			args: mc(withRunner(func(c *MiniClusterContainer) {
+				c.Resources.Requests = ContainerResource{"cpu": intstr.FromString("two")}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].resources.requests[cpu]"}, msg: "must be a quantity"},
+		},
+		"BadImagePullPolicy": {
+			reason: "Only Kubernetes' three pull policies exist.",
+			args:   mc(withRunner(func(c *MiniClusterContainer) { c.ImagePullPolicy = "Sometimes" })),
+			want:   invalid{fields: []string{"spec.containers[0].imagePullPolicy"}, msg: `supported values: "Always", "IfNotPresent", "Never"`},
+		},
+
+		// Services.
+		"ServiceWithoutName": {
+			reason: "Every service container needs a name.",
+			args:   mc(withServices(MiniClusterContainer{Image: "postgres"})),
+			want:   invalid{fields: []string{"spec.services[0].name"}, msg: "a service container needs a name"},
+		},
+		"ServiceWithBrokerHooks": {
+			reason: "pre, brokerPre and workerPre are broker hooks; services run their own entrypoint.",
+			args: mc(withServices(sidecar("db", func(c *MiniClusterContainer) {
+				c.Commands = Commands{Pre: "a", BrokerPre: "b", WorkerPre: "c"}
+			}))),
+			want: invalid{
+				fields: []string{"spec.services[0].commands.pre", "spec.services[0].commands.brokerPre", "spec.services[0].commands.workerPre"},
+				msg:    "broker hooks do not apply",
+			},
+		},
+		"ServiceRunsFlux": {
+			reason: "The services pod is not a broker.",
+			args:   mc(withServices(sidecar("db", runFlux))),
+			want:   invalid{fields: []string{"spec.services[0].runFlux"}, msg: "move this container to spec.containers"},
+		},
+		"DuplicateServiceNames": {
+			reason: "Services share one pod.",
+			args:   mc(withServices(sidecar("db"), sidecar("db"))),
+			want:   invalid{fields: []string{"spec.services[1].name"}, msg: "containers of a pod need distinct names"},
+		},
+
+		// Volumes.
+		"VolumePathOnly": {
+			reason: "Upstream turns a path-only volume into a PVC without a claim name; say what is missing instead.",
+			args:   mc(withVolume("data", ContainerVolume{Path: "/data"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[data]"}, msg: "a path alone mounts nothing"},
+		},
+		"VolumeTwoSources": {
+			reason: "A volume is one thing.",
+			args:   mc(withVolume("data", ContainerVolume{Path: "/data", ClaimName: "data", HostPath: "/mnt/data"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[data]"}, msg: "set only one of claimName, hostPath"},
+		},
+		"VolumeWithoutPath": {
+			reason: "Only an emptyDir has a default mount path.",
+			args:   mc(withVolume("data", ContainerVolume{ClaimName: "data"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[data].path"}, msg: "set the path to mount the volume at"},
+		},
+		"VolumeRelativePath": {
+			reason: "Mount paths are absolute.",
+			args:   mc(withVolume("data", ContainerVolume{ClaimName: "data", Path: "data"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[data].path"}, msg: "must be an absolute path"},
+		},
+		"VolumeRelativeHostPath": {
+			reason: "hostPath is a path on the node, from its root.",
+			args:   mc(withVolume("data", ContainerVolume{HostPath: "mnt/data", Path: "/data"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[data].hostPath"}, msg: "must be an absolute path on the node"},
+		},
+		"BadEmptyDirMedium": {
+			reason: `"memory" is the only medium (spelled as upstream does).`,
+			args:   mc(withVolume("shm", ContainerVolume{EmptyDir: true, EmptyDirMedium: "Memory"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[shm].emptyDirMedium"}, msg: `supported values: "memory"`},
+		},
+		"BadEmptyDirSizeLimit": {
+			reason: "The size limit is a quantity.",
+			args:   mc(withVolume("shm", ContainerVolume{EmptyDir: true, EmptyDirSizeLimit: "big"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[shm].emptyDirSizeLimit"}, msg: "such as 64Mi or 1Gi"},
+		},
+		"ItemsWithoutConfigMapOrSecret": {
+			reason: "Only ConfigMaps and Secrets have items to project.",
+			args:   mc(withVolume("data", ContainerVolume{ClaimName: "data", Path: "/data", Items: map[string]string{"a": "a"}})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[data].items"}, msg: "items only apply to configMapName or secretName volumes"},
+		},
+		"ItemPathDotDot": {
+			reason: "An item must stay inside its volume.",
+			args:   mc(withVolume("cfg", ContainerVolume{ConfigMapName: "cfg", Path: "/etc/app", Items: map[string]string{"key": "../../etc/passwd"}})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[cfg].items[key]"}, msg: "without '..'"},
+		},
+		"ItemPathAbsolute": {
+			reason: "An item path is relative to the volume.",
+			args:   mc(withVolume("cfg", ContainerVolume{SecretName: "cfg", Path: "/etc/app", Items: map[string]string{"key": "/etc/passwd"}})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[cfg].items[key]"}, msg: "must be a relative path inside the volume"},
+		},
+		"SameVolumeNameDifferentSources": {
+			reason: "A pod has one volume per name.",
+			args: mc(
+				withVolume("data", ContainerVolume{ClaimName: "data", Path: "/data"}),
+				withSidecar("app", func(c *MiniClusterContainer) {
+					c.Volumes = map[string]ContainerVolume{"data": {HostPath: "/mnt/data", Path: "/data"}}
+				}),
+			),
+			want: invalid{fields: []string{"spec.containers[1].volumes[data]"}, msg: "give them different names or the same source"},
+		},
+		"UppercaseVolumeName": {
+			reason: "Volume names are DNS labels.",
+			args:   mc(withVolume("Data", ContainerVolume{ClaimName: "data", Path: "/data"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[Data]"}, msg: "volume names must be lowercase DNS labels"},
+		},
+		"ServiceVolumePathOnly": {
+			reason: "Services' volumes are checked like the containers'.",
+			args: mc(withServices(sidecar("db", func(c *MiniClusterContainer) {
+				c.Volumes = map[string]ContainerVolume{"pg": {Path: "/var/lib/postgresql"}}
+			}))),
+			want: invalid{fields: []string{"spec.services[0].volumes[pg]"}, msg: "a path alone mounts nothing"},
+		},
+
+		// Flux.
+		"BadConnectTimeout": {
+			reason: "Flux parses Flux Standard Durations only.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.ConnectTimeout = ptr("5 seconds") })),
+			want:   invalid{fields: []string{"spec.flux.connectTimeout"}, msg: "such as 5s, 500ms or 1m"},
+		},
+		"LogLevelTooHigh": {
+			reason: "Syslog levels end at 7.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.LogLevel = ptr(int32(9)) })),
+			want:   invalid{fields: []string{"spec.flux.logLevel"}, msg: "from 0 to 7"},
+		},
+		"LogLevelNegative": {
+			reason: "Syslog levels start at 0.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.LogLevel = ptr(int32(-1)) })),
+			want:   invalid{fields: []string{"spec.flux.logLevel"}, msg: "from 0 to 7"},
+		},
+		"BadTopology": {
+			reason: "flux-broker knows kary, binomial, mincrit and custom.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Topology = "ring" })),
+			want:   invalid{fields: []string{"spec.flux.topology"}, msg: "kary:<k>, binomial, mincrit[:<k>] or custom"},
+		},
+		"BadKaryTopology": {
+			reason: "kary needs its fanout.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Topology = "kary:" })),
+			want:   invalid{fields: []string{"spec.flux.topology"}, msg: "kary:<k>"},
+		},
+		"BadQueuePolicy": {
+			reason: "fluxion knows four queue policies.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Scheduler.QueuePolicy = "lifo" })),
+			want:   invalid{fields: []string{"spec.flux.scheduler.queuePolicy"}, msg: `supported values: "fcfs", "easy", "hybrid", "conservative"`},
+		},
+		"MountPathRelative": {
+			reason: "The view is mounted at an absolute path.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Container.MountPath = "mnt/flux" })),
+			want:   invalid{fields: []string{"spec.flux.container.mountPath"}, msg: "must be an absolute path"},
+		},
+		"MountPathRoot": {
+			reason: "Mounting the view over / hides the image.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Container.MountPath = "/" })),
+			want:   invalid{fields: []string{"spec.flux.container.mountPath"}, msg: "other than /"},
+		},
+		"MountPathDotDot": {
+			reason: "A mount path with .. is not where it says.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Container.MountPath = "/mnt/../etc" })),
+			want:   invalid{fields: []string{"spec.flux.container.mountPath"}, msg: "must be an absolute path"},
+		},
+		"MountPathWithSpace": {
+			reason: "The mount path lands unquoted in generated scripts.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Container.MountPath = "/mnt/my flux" })),
+			want:   invalid{fields: []string{"spec.flux.container.mountPath"}, msg: "letters, digits, '.', '_', '-' and '/'"},
+		},
+		"FluxContainerNameInvalid": {
+			reason: "The init container's name is a container and volume name.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Container.Name = "Flux_View" })),
+			want:   invalid{fields: []string{"spec.flux.container.name"}, msg: "lowercase RFC 1123 label"},
+		},
+		"FluxContainerNamedLikeMiniCluster": {
+			reason: "The runner's container has the MiniCluster's name, so the init container cannot.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Container.Name = "flux-sample" })),
+			want:   invalid{fields: []string{"spec.flux.container.name"}, msg: "choose another name for the init container"},
+		},
+		"FluxContainerBadResources": {
+			reason: "The init container's resources are quantities.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Container.Resources.Limits = ContainerResource{"memory": intstr.FromString("1 GB")} })),
+			want:   invalid{fields: []string{"spec.flux.container.resources.limits[memory]"}, msg: "must be a quantity"},
+		},
+		"FluxEnvironmentNotShellName": {
+			reason: "flux.environment is exported by a shell script, where A-B is no variable.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Environment = map[string]string{"GOOD_ONE": "1", "A-B": "x"} })),
+			want:   invalid{fields: []string{"spec.flux.environment[A-B]"}, msg: "must be a shell variable name"},
+		},
+		"CurveCertAndSecret": {
+			reason: "There is one certificate.",
+			args: mc(withFlux(func(f *FluxSpec) {
+				f.CurveCert = "#   ****  Generated on 2023-04-26 22:54:42 by CZMQ  ****\n"
+				f.CurveCertSecret = "root-curve-cert"
+			})),
+			want: invalid{fields: []string{"spec.flux.curveCertSecret"}, msg: "set either curveCert or curveCertSecret, not both"},
+		},
+		"BadCurveCertSecretName": {
+			reason: "curveCertSecret names a Secret.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.CurveCertSecret = "Root_Cert" })),
+			want:   invalid{fields: []string{"spec.flux.curveCertSecret"}, msg: "lowercase RFC 1123 subdomain"},
+		},
+
+		// Bursting: root.
+		"HostlistAndClusters": {
+			reason: "hostlist replaces the generated host list, clusters extend it: not both.",
+			args: mc(withBursting(func(b *Bursting) {
+				b.Hostlist = "flux-sample-[0-3],vm-[1-2]"
+				b.Clusters = []BurstedCluster{{Name: "burst-0", Size: 4}}
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: "set either hostlist or clusters, not both"},
+		},
+		"DuplicateBurstClusters": {
+			reason: "Two clusters with one name would list the same hostnames twice.",
+			args: mc(withBursting(func(b *Bursting) {
+				b.Clusters = []BurstedCluster{{Name: "burst-0", Size: 4}, {Name: "burst-0", Size: 2}}
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.clusters[1].name"}, msg: "each cluster needs its own name"},
+		},
+		"BurstClusterNamedLikeMiniCluster": {
+			reason: "A cluster named like the root would repeat the root's hostnames.",
+			args: mc(withBursting(func(b *Bursting) {
+				b.Clusters = []BurstedCluster{{Name: "flux-sample", Size: 2}}
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.clusters[0].name"}, msg: "already the root MiniCluster's name"},
+		},
+		"BurstClusterSizeZero": {
+			reason: "SetDefaults gives every cluster a size; Validate called on its own must still reject 0.",
+			args: mc(withBursting(func(b *Bursting) {
+				b.Clusters = []BurstedCluster{{Name: "burst-0", Size: 0}}
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.clusters[0].size"}, msg: "must be at least 1"},
+		},
+		"BurstClusterBadName": {
+			reason: "A cluster's name is the prefix of its hostnames.",
+			args: mc(withBursting(func(b *Bursting) {
+				b.Clusters = []BurstedCluster{{Name: "Burst_0", Size: 2}}
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.clusters[0].name"}, msg: "lowercase RFC 1123 label"},
+		},
+		"LeadBrokerServiceBadNodePort": {
+			reason: "A NodePort is a port.",
+			args:   mc(withBursting(func(b *Bursting) { b.LeadBrokerService.NodePort = 70000 })),
+			want:   invalid{fields: []string{"spec.flux.bursting.leadBrokerService.nodePort"}, msg: "must be a port number"},
+		},
+
+		// Bursting: burst.
+		"LeadBrokerWithoutAddressAndName": {
+			reason: "A burst must know where and who its root is.",
+			args: burst(withLeadBroker(func(lb *FluxBroker) {
+				lb.Address = ""
+				lb.Name = ""
+			})),
+			want: invalid{
+				fields: []string{"spec.flux.bursting.leadBroker.address", "spec.flux.bursting.leadBroker.name"},
+				msg:    "the address (IP or DNS name) at which the root cluster's lead broker is reachable",
+			},
+		},
+		"LeadBrokerSizeZero": {
+			reason: "The root's size sets the ranks of every burst host.",
+			args:   burst(withLeadBroker(func(lb *FluxBroker) { lb.Size = 0 })),
+			want:   invalid{fields: []string{"spec.flux.bursting.leadBroker.size"}, msg: "must be the root cluster's maximum size"},
+		},
+		"LeadBrokerPortZero": {
+			reason: "SetDefaults gives the lead broker port 8050; Validate called on its own must still reject 0.",
+			args:   burst(withLeadBroker(func(lb *FluxBroker) { lb.Port = 0 })),
+			want:   invalid{fields: []string{"spec.flux.bursting.leadBroker.port"}, msg: "from 1 to 65535"},
+		},
+		"LeadBrokerPortTooLarge": {
+			reason: "Ports end at 65535.",
+			args:   burst(withLeadBroker(func(lb *FluxBroker) { lb.Port = 70000 })),
+			want:   invalid{fields: []string{"spec.flux.bursting.leadBroker.port"}, msg: "from 1 to 65535"},
+		},
+		"LeadBrokerWithHostlist": {
+			reason: "A burst's hosts come from leadBroker and clusters.",
+			args: burst(withBursting(func(b *Bursting) {
+				b.Clusters = nil
+				b.Hostlist = "burst-0-[0-3]"
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: "remove hostlist"},
+		},
+		"BurstNotAmongClusters": {
+			reason: "A burst's own hostnames must be in the shared host list.",
+			args: burst(withBursting(func(b *Bursting) {
+				b.Clusters = []BurstedCluster{{Name: "burst-1", Size: 4}}
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.clusters"}, msg: "a burst cluster must be one of the root's clusters"},
+		},
+		"BurstClusterNamedLikeRoot": {
+			reason: "In a burst, the root is leadBroker.name: a cluster named so would repeat its hostnames.",
+			args: burst(withBursting(func(b *Bursting) {
+				b.Clusters = append(b.Clusters, BurstedCluster{Name: "flux-sample", Size: 4})
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.clusters[1].name"}, msg: "already the root MiniCluster's name"},
+		},
+		"BadLeadBrokerAddress": {
+			reason: "The address lands in broker.toml's connect URI.",
+			args:   burst(withLeadBroker(func(lb *FluxBroker) { lb.Address = "not an address!" })),
+			want:   invalid{fields: []string{"spec.flux.bursting.leadBroker.address"}, msg: "must be an IP address or a DNS name"},
+		},
+		"BadLeadBrokerName": {
+			reason: "The root's name is the prefix of its hostnames.",
+			args:   burst(withLeadBroker(func(lb *FluxBroker) { lb.Name = "Flux_Sample" })),
+			want:   invalid{fields: []string{"spec.flux.bursting.leadBroker.name"}, msg: "lowercase RFC 1123 label"},
+		},
+
+		// Pod.
+		"RestartPolicyAlways": {
+			reason: "A Job's pods cannot restart Always.",
+			args:   mc(withPod(func(p *PodSpec) { p.RestartPolicy = "Always" })),
+			want:   invalid{fields: []string{"spec.pod.restartPolicy"}, msg: `supported values: "OnFailure", "Never"`},
+		},
+		"DNSPolicyBogus": {
+			reason: "Only Kubernetes' DNS policies exist.",
+			args:   mc(withPod(func(p *PodSpec) { p.DNSPolicy = "Bogus" })),
+			want:   invalid{fields: []string{"spec.pod.dnsPolicy"}, msg: `supported values: "ClusterFirst"`},
+		},
+		"BadLabelKey": {
+			reason: "Label keys are qualified names.",
+			args:   mc(withPod(func(p *PodSpec) { p.Labels = map[string]string{"bad key": "v"} })),
+			want:   invalid{fields: []string{"spec.pod.labels[bad key]"}, msg: "name part must consist of alphanumeric characters"},
+		},
+		"BadLabelValue": {
+			reason: "Label values are restricted too.",
+			args:   mc(withPod(func(p *PodSpec) { p.Labels = map[string]string{"app": "not ok!"} })),
+			want:   invalid{fields: []string{"spec.pod.labels[app]"}, msg: "a valid label must be an empty string or consist of alphanumeric characters"},
+		},
+		"BadNodeSelector": {
+			reason: "nodeSelector entries are labels.",
+			args:   mc(withPod(func(p *PodSpec) { p.NodeSelector = map[string]string{"zone": "us central"} })),
+			want:   invalid{fields: []string{"spec.pod.nodeSelector[zone]"}, msg: "a valid label"},
+		},
+		"NodeAffinityNoValues": {
+			reason: "An In requirement without values matches no node.",
+			args:   mc(withPod(func(p *PodSpec) { p.NodeAffinity = map[string][]string{"topology.kubernetes.io/zone": nil} })),
+			want:   invalid{fields: []string{"spec.pod.nodeAffinity[topology.kubernetes.io/zone]"}, msg: "list at least one value"},
+		},
+		"NodeAffinityBadKey": {
+			reason: "nodeAffinity keys are label keys.",
+			args:   mc(withPod(func(p *PodSpec) { p.NodeAffinity = map[string][]string{"bad key": {"a"}} })),
+			want:   invalid{fields: []string{"spec.pod.nodeAffinity[bad key]"}, msg: "name part must consist of alphanumeric characters"},
+		},
+		"TolerationExistsWithValue": {
+			reason: "Exists matches any value, so a value is a mistake.",
+			args:   mc(withPod(func(p *PodSpec) { p.Tolerations = []Toleration{{Key: "gpu", Operator: "Exists", Value: "yes"}} })),
+			want:   invalid{fields: []string{"spec.pod.tolerations[0].value"}, msg: "must be empty when operator is Exists"},
+		},
+		"TolerationNoKeyEqual": {
+			reason: "Without a key, a toleration must tolerate everything (Exists).",
+			args:   mc(withPod(func(p *PodSpec) { p.Tolerations = []Toleration{{Operator: "Equal", Value: "x"}} })),
+			want:   invalid{fields: []string{"spec.pod.tolerations[0].operator"}, msg: "must be Exists when key is empty"},
+		},
+		"TolerationNoKeyNoOperator": {
+			reason: "The operator defaults to Equal, which needs a key.",
+			args: mc(withPod(func(p *PodSpec) {
+				p.Tolerations = []Toleration{{Key: "ok", Operator: "Exists"}, {Effect: "NoSchedule"}}
+			})),
+			want: invalid{fields: []string{"spec.pod.tolerations[1].operator"}, msg: "must be Exists when key is empty"},
+		},
+		"BadPodResources": {
+			reason: "Pod overhead is a resource list.",
+			args:   mc(withPod(func(p *PodSpec) { p.Resources = ContainerResource{"cpu": intstr.FromString("-")} })),
+			want:   invalid{fields: []string{"spec.pod.resources[cpu]"}, msg: "must be a quantity"},
+		},
+
+		// Names.
+		"NameTooLongForHostnames": {
+			reason: "The last pod's hostname <name>-<maxSize-1> is a DNS label of at most 63 characters.",
+			args:   mc(withName(strings.Repeat("a", 62))),
+			want:   invalid{fields: []string{"metadata.name"}, msg: "would exceed 63 characters; use a shorter name"},
+		},
+		"NameTooLongForMaxSize": {
+			reason: "The hostnames are sized for maxSize, not size.",
+			args: mc(withName(strings.Repeat("a", 60)), withSpec(func(s *MiniClusterSpec) {
+				s.MaxSize = 1000
+			})),
+			want: invalid{fields: []string{"metadata.name"}, msg: "-999\" would exceed 63 characters"},
+		},
+		"EmptyName": {
+			reason: "Everything is named after the MiniCluster.",
+			args:   mc(withName("")),
+			want:   invalid{fields: []string{"metadata.name"}, msg: "a MiniCluster needs a name"},
+		},
+		"UppercaseName": {
+			reason: "The name is a hostname prefix, so a lowercase DNS label.",
+			args:   mc(withName("Flux-Sample")),
+			want:   invalid{fields: []string{"metadata.name"}, msg: "lowercase RFC 1123 label"},
+		},
+		"HeadlessNameInvalid": {
+			reason: "headlessName names a Service and the pods' subdomain.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.Network.HeadlessName = "Flux_Service" })),
+			want:   invalid{fields: []string{"spec.network.headlessName"}, msg: "names the cluster's Service"},
+		},
+		"HeadlessNameStartsWithDigit": {
+			reason: "Service names must start with a letter, which a pod subdomain need not.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.Network.HeadlessName = "1flux" })),
+			want:   invalid{fields: []string{"spec.network.headlessName"}, msg: "start with an alphabetic character"},
+		},
+		"NameStartsWithDigit": {
+			reason: "The headless Service defaults to the MiniCluster's name, so the error says where the value came from.",
+			args: func() *MiniCluster {
+				m := raw(withName("1sample"))
+				SetDefaults(m, PlatformDefaults{})
+				return m
+			}(),
+			want: invalid{fields: []string{"spec.network.headlessName"}, msg: "(defaults to metadata.name)"},
+		},
+	}
+}
+
+func TestValidateInvalid(t *testing.T) {
+	cases := invalidCases()
+	if len(cases) < 35 {
+		t.Fatalf("want at least 35 invalid cases, have %d", len(cases))
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			errs := Validate(tc.args)
+			got := make([]string, 0, len(errs))
+			for _, e := range errs {
+				got = append(got, e.Field)
+			}
+			if diff := cmp.Diff(tc.want.fields, got); diff != "" {
+				t.Errorf("%s\nValidate(...) fields: -want, +got:\n%s\nerrors: %v", tc.reason, diff, errs)
+			}
+			if text := errs.ToAggregate(); text == nil || !strings.Contains(text.Error(), tc.want.msg) {
+				t.Errorf("%s\nValidate(...): want an error containing %q, got: %v", tc.reason, tc.want.msg, text)
+			}
+		})
+	}
+}
+
+// TestValidateErrorsNameTheirField: the function turns these errors into a
+// Fatal result the user reads on the claim, so every message must start with
+// the field to fix and say more than "Required value".
+func TestValidateErrorsNameTheirField(t *testing.T) {
+	for name, tc := range invalidCases() {
+		t.Run(name, func(t *testing.T) {
+			for _, e := range Validate(tc.args) {
+				if e.Field == "" {
+					t.Errorf("%s\nerror without a field: %v", tc.reason, e)
+					continue
+				}
+				if !strings.HasPrefix(e.Field, "spec.") && !strings.HasPrefix(e.Field, "metadata.") {
+					t.Errorf("%s\nerror field %q is not a path of the claim", tc.reason, e.Field)
+				}
+				if !strings.Contains(e.Error(), e.Field) {
+					t.Errorf("%s\nerror %q does not name its field %q", tc.reason, e.Error(), e.Field)
+				}
+				if e.Type != field.ErrorTypeNotSupported && e.Detail == "" {
+					t.Errorf("%s\nerror %q does not say what to do", tc.reason, e.Error())
+				}
+			}
+		})
+	}
+}
+
+// TestValidateDeterministic: the errors become the Fatal result's message;
+// map-driven checks must report them in the same order every time, or the
+// claim's condition changes on every reconcile.
+func TestValidateDeterministic(t *testing.T) {
+	m := mc(
+		withRunner(func(c *MiniClusterContainer) {
+			c.Environment = map[string]string{"1A": "", "2B": "", "3C": "", "4D": ""}
+			c.Secrets = map[string]Secret{"S1": {}, "S2": {}, "S3": {}}
+			c.Volumes = map[string]ContainerVolume{"a": {}, "b": {}, "c": {}, "D": {}}
+		}),
+		withServices(sidecar("db", func(c *MiniClusterContainer) {
+			c.Commands = Commands{Pre: "a", BrokerPre: "b", WorkerPre: "c"}
+		})),
+		withFlux(func(f *FluxSpec) { f.Environment = map[string]string{"A-1": "", "B-2": "", "C-3": ""} }),
+		withPod(func(p *PodSpec) {
+			p.Labels = map[string]string{"a b": "", "c d": "", "e f": ""}
+			p.NodeAffinity = map[string][]string{"x": nil, "y": nil, "z": nil}
+		}),
+	)
+	first := Validate(m).ToAggregate().Error()
+	for i := 0; i < 50; i++ {
+		if got := Validate(m).ToAggregate().Error(); got != first {
+			t.Fatalf("Validate(...) is not deterministic\n-first, +later:\n%s", cmp.Diff(first, got))
+		}
+	}
+}
+
+func TestValidateValid(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		args   *MiniCluster
+	}{
+		"HelloWorld": {
+			reason: "The defaulted hello-world MiniCluster is valid.",
+			args:   mc(),
+		},
+		"SizeOne": {
+			reason: "One pod is a cluster.",
+			args:   raw(withSpec(func(s *MiniClusterSpec) { s.Size = nil }), func(m *MiniCluster) { SetDefaults(m, PlatformDefaults{}) }),
+		},
+		"ElasticSizes": {
+			reason: "minSize <= size <= maxSize.",
+			args: mc(withSpec(func(s *MiniClusterSpec) {
+				s.MinSize = 2
+				s.MaxSize = 8
+			})),
+		},
+		"MinSizeEqualsSize": {
+			reason: "The quorum may be every broker.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.MinSize = 4 })),
+		},
+		"TasksZero": {
+			reason: "tasks: 0 means one task per node.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.Tasks = ptr(int32(0)) })),
+		},
+		"BackoffLimitZero": {
+			reason: "A Job may never retry.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.BackoffLimit = ptr(int32(0)) })),
+		},
+		"LongestName": {
+			reason: "A name whose last hostname is exactly 63 characters.",
+			args:   mc(withName(strings.Repeat("a", 61)), withSpec(func(s *MiniClusterSpec) { s.Network.HeadlessName = "svc" })),
+		},
+		"CustomHeadlessName": {
+			reason: "headlessName may differ from the name.",
+			args:   mc(withSpec(func(s *MiniClusterSpec) { s.Network.HeadlessName = "flux-service" })),
+		},
+		"SidecarWithPorts": {
+			reason: "A sidecar with ports, its own volume and a noWrapEntrypoint one.",
+			args: mc(
+				withSidecar("nginx", ports(80, 443)),
+				withSidecar("metrics", ports(9090), func(c *MiniClusterContainer) { c.NoWrapEntrypoint = true }),
+			),
+		},
+		"RunnerNotFirst": {
+			reason: "The runner may be any container.",
+			args:   mc(withContainers(sidecar("app"), runner())),
+		},
+		"RunnerNameIsIgnored": {
+			reason: "The runner's container is named after the MiniCluster, so its declared name may equal a sidecar's or the MiniCluster's.",
+			args: mc(withContainers(
+				runner(func(c *MiniClusterContainer) { c.Name = "app" }),
+				sidecar("app"),
+			)),
+		},
+		"RunnerNamedLikeMiniCluster": {
+			reason: "Upstream examples name the runner like the MiniCluster.",
+			args:   mc(withRunner(func(c *MiniClusterContainer) { c.Name = "flux-sample" })),
+		},
+		"SidecarWithoutPortsNamedLikeNumber": {
+			reason: "Without ports no Service is named after the sidecar, so a DNS-1123 label suffices.",
+			args:   mc(withSidecar("8app")),
+		},
+		"Modes": {
+			reason: "batch with batchRaw, launcher, and commands.script without command are valid modes.",
+			args: mc(withContainers(
+				runner(func(c *MiniClusterContainer) {
+					c.Batch = true
+					c.BatchRaw = true
+					c.Command = "echo one\necho two"
+				}),
+				sidecar("launch", func(c *MiniClusterContainer) { c.Launcher = true }),
+				sidecar("script", func(c *MiniClusterContainer) { c.Commands.Script = "#!/bin/sh\nhostname\n" }),
+			)),
+		},
+		"EnvironmentSecretsResources": {
+			reason: "Environment, Secret variables and quantities as strings or integers.",
+			args: mc(withRunner(func(c *MiniClusterContainer) {
+				c.Environment = map[string]string{"OMP_NUM_THREADS": "4", "my.env-name": "x"}
+				c.Secrets = map[string]Secret{"TOKEN": {Name: "api", Key: "token"}}
+				c.Resources = ContainerResources{
+					Limits:   ContainerResource{"cpu": intstr.FromInt32(4), "memory": intstr.FromString("2Gi"), "nvidia.com/gpu": intstr.FromInt32(1)},
+					Requests: ContainerResource{"cpu": intstr.FromString("500m")},
+				}
+				c.ImagePullPolicy = "Always"
+			})),
+		},
+		"EveryVolumeType": {
+			reason: "Every volume source, with and without optional fields.",
+			args: mc(withRunner(func(c *MiniClusterContainer) {
+				c.Volumes = map[string]ContainerVolume{
+					"data":    {ClaimName: "data-pvc", Path: "/data", ReadOnly: true},
+					"scratch": {HostPath: "/mnt/scratch", Path: "/scratch"},
+					"config":  {ConfigMapName: "app-config", Path: "/etc/app", Items: map[string]string{"app.toml": "app.toml"}},
+					"creds":   {SecretName: "creds", Path: "/etc/creds", Items: map[string]string{"token": "auth/token", "ca": "ca..pem"}},
+					"shm":     {EmptyDir: true},
+					"ram":     {EmptyDir: true, EmptyDirMedium: "memory", EmptyDirSizeLimit: "1Gi", Path: "/ram"},
+					"bucket":  {CSIDriver: "gcsfuse.csi.storage.gke.io", CSIDriverAttributes: map[string]string{"bucketName": "b"}, Path: "/bucket"},
+				}
+			})),
+		},
+		"SharedVolume": {
+			reason: "Two containers may mount the same volume (same name, same source) at different paths.",
+			args: mc(
+				withVolume("data", ContainerVolume{ClaimName: "data", Path: "/data"}),
+				withSidecar("app", func(c *MiniClusterContainer) {
+					c.Volumes = map[string]ContainerVolume{"data": {ClaimName: "data", Path: "/srv/data"}}
+				}),
+			),
+		},
+		"Services": {
+			reason: "Services with ports, volumes and the hooks that apply to them.",
+			args: mc(withServices(
+				sidecar("db", ports(5432), func(c *MiniClusterContainer) {
+					c.Image = "postgres:16"
+					c.Volumes = map[string]ContainerVolume{"pg": {ClaimName: "pg", Path: "/var/lib/postgresql"}}
+					c.Commands = Commands{Init: "true", Post: "true", ServicePre: "true"}
+				}),
+				sidecar("web", ports(80)),
+			)),
+		},
+		"ServiceNamedLikeMiniCluster": {
+			reason: "Services run in their own pod, next to no runner container.",
+			args:   mc(withServices(sidecar("flux-sample"))),
+		},
+		"FluxOptions": {
+			reason: "Valid Flux settings at their edges.",
+			args: mc(withFlux(func(f *FluxSpec) {
+				f.ConnectTimeout = ptr("500ms")
+				f.LogLevel = ptr(int32(0))
+				f.Topology = "mincrit:3"
+				f.Scheduler.QueuePolicy = "easy"
+				f.Container = FluxContainer{Name: "view", Image: "ghcr.io/converged-computing/flux-view-rocky:tag-9", MountPath: "/opt/flux-view"}
+				f.Environment = map[string]string{"FLUX_URI_RESOLVE": "1", "_private": "x"}
+				f.CurveCertSecret = "my-curve-cert"
+			})),
+		},
+		"ConnectTimeoutEmpty": {
+			reason: `"" turns the connect timeout off.`,
+			args:   mc(withFlux(func(f *FluxSpec) { f.ConnectTimeout = ptr("") })),
+		},
+		"LogLevelSeven": {
+			reason: "7 is debug.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.LogLevel = ptr(int32(7)) })),
+		},
+		"Topologies": {
+			reason: "kary, binomial and custom.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Topology = "kary:2" })),
+		},
+		"BinomialTopology": {
+			reason: "binomial takes no argument.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.Topology = "binomial" })),
+		},
+		"CurveCert": {
+			reason: "A user-supplied certificate.",
+			args:   mc(withFlux(func(f *FluxSpec) { f.CurveCert = "metadata\n    name = \"x\"\n" })),
+		},
+		"BurstingRoot": {
+			reason: "A root declares the clusters that may join and may pick its NodePort.",
+			args: mc(
+				withSpec(func(s *MiniClusterSpec) { s.MaxSize = 8 }),
+				withBursting(func(b *Bursting) {
+					b.Clusters = []BurstedCluster{{Name: "burst-0", Size: 4}, {Name: "burst-1", Size: 2}}
+					b.LeadBrokerService.NodePort = 30093
+				}),
+			),
+		},
+		"BurstingRootDefaulted": {
+			reason: "Clusters without name or size are valid once defaulted.",
+			args: func() *MiniCluster {
+				m := raw(withBursting(func(b *Bursting) { b.Clusters = []BurstedCluster{{}, {}} }))
+				SetDefaults(m, PlatformDefaults{})
+				return m
+			}(),
+		},
+		"Burst": {
+			reason: "A burst whose own name is among the clusters (it shares the root's list).",
+			args:   burst(),
+		},
+		"BurstAmongSeveralClusters": {
+			reason: "A burst that is not the first cluster.",
+			args: burst(withName("burst-1"), withSpec(func(s *MiniClusterSpec) { s.Network.HeadlessName = "burst-1" }), withBursting(func(b *Bursting) {
+				b.Clusters = []BurstedCluster{{Name: "burst-0", Size: 4}, {Name: "burst-1", Size: 4}}
+			})),
+		},
+		"BurstDNSAddress": {
+			reason: "The lead broker's address may be a DNS name.",
+			args:   burst(withLeadBroker(func(lb *FluxBroker) { lb.Address = "lead.hpc.example.com" })),
+		},
+		"BurstIPv6Address": {
+			reason: "The lead broker's address may be IPv6.",
+			args:   burst(withLeadBroker(func(lb *FluxBroker) { lb.Address = "2001:db8::1" })),
+		},
+		"BurstWithoutClusters": {
+			reason: "A burst may leave clusters out (its hosts are the root's and its own).",
+			args:   burst(withBursting(func(b *Bursting) { b.Clusters = nil })),
+		},
+		"CustomHostlist": {
+			reason: "Hosts that do not follow <name>-<index> (upstream's Compute Engine example).",
+			args:   mc(withBursting(func(b *Bursting) { b.Hostlist = "flux-sample-[0-3],gffw-compute-a-[001-003]" })),
+		},
+		"Pod": {
+			reason: "Every pod setting with valid values.",
+			args: mc(withPod(func(p *PodSpec) {
+				p.RestartPolicy = "Never"
+				p.DNSPolicy = "ClusterFirstWithHostNet"
+				p.Labels = map[string]string{"app.kubernetes.io/part-of": "hpc", "empty": ""}
+				p.Annotations = map[string]string{"anything goes": "!"}
+				p.NodeSelector = map[string]string{"cloud.google.com/gke-nodepool": "c2"}
+				p.NodeAffinity = map[string][]string{"topology.kubernetes.io/zone": {"us-central1-a", "us-central1-b"}}
+				p.Tolerations = []Toleration{
+					{Operator: "Exists"},
+					{Key: "gpu", Operator: "Exists", Effect: "NoSchedule"},
+					{Key: "hpc", Operator: "Equal", Value: "true", Effect: "NoExecute"},
+					{Key: "hpc", Value: "true"},
+				}
+				p.Resources = ContainerResource{"cpu": intstr.FromString("250m")}
+			})),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(field.ErrorList(nil), Validate(tc.args)); diff != "" {
+				t.Errorf("%s\nValidate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

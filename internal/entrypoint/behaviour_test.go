@@ -1,0 +1,831 @@
+package entrypoint
+
+// Behaviour of the runner script (reference §3.1-§3.5), observed by running
+// it under bash with a fake flux that records every call.
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// submit is the default submit-mode initial program for tasks 1 on size > 1.
+func submit(command ...string) []string {
+	return cat(words("flux", "submit", "-n1", "--quiet", "--watch"), command)
+}
+
+var hello = words("echo", "hello", "world")
+
+// sourceView sources <mp>/flux-view.sh in a clean bash and returns the
+// values of vars afterwards.
+func sourceView(t *testing.T, sb *sandbox, vars ...string) map[string]string {
+	t.Helper()
+	sb.reset(t)
+	script := `. "$1"; shift; for v in "$@"; do printf '%s=%s\0' "$v" "${!v-<unset>}"; done`
+	r := sb.run(t, "set -u\nset -- "+shellWords(filepath.Join(sb.mp, "flux-view.sh"))+" "+shellWords(vars...)+"\n"+script, leadHost, nil)
+	if r.exit != 0 {
+		t.Fatalf("sourcing flux-view.sh failed (%d):\n%s\n%s", r.exit, r.stderr, readFile(t, filepath.Join(sb.mp, "flux-view.sh")))
+	}
+	out := map[string]string{}
+	for _, kv := range splitNUL(r.stdout) {
+		k, v, _ := strings.Cut(kv, "=")
+		out[k] = v
+	}
+	return out
+}
+
+func shellWords(w ...string) string {
+	q := make([]string, len(w))
+	for i, s := range w {
+		q[i] = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+type runCase struct {
+	reason   string
+	size     int32 // 4 unless set
+	command  string
+	mutate   func(mc *v1alpha2.MiniCluster, sb *sandbox)
+	host     string // lead unless set
+	fluxRC   string // exit codes of successive flux start/broker calls
+	env      map[string]string
+	want     func(mp string) [][]string // argv of every flux call, in order
+	wantExit int
+	stdout   *string  // exact stdout, when set
+	contains []string // in stdout
+	absent   []string // not in stdout
+	check    func(t *testing.T, sb *sandbox, r result)
+}
+
+func runRunner(t *testing.T, tc runCase) {
+	t.Helper()
+	sb := newSandbox(t)
+	size := tc.size
+	if size == 0 {
+		size = 4
+	}
+	mc := claim(size, tc.command, func(mc *v1alpha2.MiniCluster) {
+		sb.use(mc)
+		if tc.mutate != nil {
+			tc.mutate(mc, sb)
+		}
+	})
+	script, err := Runner(mc, 0, plan(mc, sb.paths))
+	if err != nil {
+		t.Fatalf("%s\nRunner(): %v", tc.reason, err)
+	}
+	host := tc.host
+	if host == "" {
+		host = leadHost
+	}
+	env := map[string]string{"FAKE_FLUX_RC": tc.fluxRC}
+	for k, v := range tc.env {
+		env[k] = v
+	}
+	r := sb.run(t, script, host, env)
+	if r.exit != tc.wantExit {
+		t.Errorf("%s\nexit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.reason, r.exit, tc.wantExit, r.stdout, r.stderr)
+	}
+	if tc.want != nil {
+		if diff := cmp.Diff(tc.want(sb.mp), r.calls); diff != "" {
+			t.Errorf("%s\nflux calls: -want, +got:\n%s\nstderr:\n%s", tc.reason, diff, r.stderr)
+		}
+	}
+	if tc.stdout != nil {
+		if diff := cmp.Diff(*tc.stdout, r.stdout); diff != "" {
+			t.Errorf("%s\nstdout: -want, +got:\n%s", tc.reason, diff)
+		}
+	}
+	for _, s := range tc.contains {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("%s\nstdout does not contain %q:\n%s", tc.reason, s, r.stdout)
+		}
+	}
+	for _, s := range tc.absent {
+		if strings.Contains(r.stdout, s) {
+			t.Errorf("%s\nstdout contains %q:\n%s", tc.reason, s, r.stdout)
+		}
+	}
+	if tc.check != nil {
+		tc.check(t, sb, r)
+	}
+}
+
+func TestRunnerLeadAndWorker(t *testing.T) {
+	quiet := func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Logging.Quiet = true }
+	onlyJobOutput := "FAKE-FLUX-OUTPUT\n"
+	hooks := func(q bool) func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+		return func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+			mc.Spec.Logging.Quiet = q
+			c := &mc.Spec.Containers[0].Commands
+			c.Init = `echo init >> "$EVENTS"; echo INIT-HOOK-OUT`
+			c.Pre = "export FOO=bar\necho pre >> \"$EVENTS\"\necho PRE-HOOK-OUT"
+			c.BrokerPre = `echo brokerPre >> "$EVENTS"; echo BROKERPRE-HOOK-OUT`
+			c.WorkerPre = `echo workerPre >> "$EVENTS"; echo WORKERPRE-HOOK-OUT`
+			c.Post = `echo post >> "$EVENTS"; echo POST-HOOK-OUT`
+		}
+	}
+	batchCheck := func(wantFile string, wantJobs func(logs string) [][]string) func(t *testing.T, sb *sandbox, r result) {
+		return func(t *testing.T, sb *sandbox, r result) {
+			t.Helper()
+			file := filepath.Join(sb.work, "flux-job.batch")
+			if diff := cmp.Diff(wantFile, readFile(t, file)); diff != "" {
+				t.Errorf("flux-job.batch: -want, +got:\n%s", diff)
+			}
+			if st, err := os.Stat(file); err != nil || st.Mode()&0o100 == 0 {
+				t.Errorf("flux-job.batch is not executable: %v", err)
+			}
+			if wantJobs == nil {
+				return
+			}
+			// What flux batch would run inside the instance.
+			logs := r.envs[len(r.envs)-1]["FLUX_OUTPUT_DIR"]
+			sb.reset(t)
+			got := sb.run(t, readFile(t, file), leadHost, map[string]string{"FLUX_OUTPUT_DIR": logs})
+			if diff := cmp.Diff(wantJobs(logs), got.calls); diff != "" {
+				t.Errorf("flux calls of flux-job.batch: -want, +got:\n%s", diff)
+			}
+		}
+	}
+	sub := func(logs string, j string, cmd ...string) []string {
+		return cat(words("submit", "--flags", "waitable", "--error="+logs+"/job-"+j+".err", "--output="+logs+"/job-"+j+".out"), cmd)
+	}
+
+	cases := map[string]runCase{
+		"HelloWorldLead": {
+			reason:  "Reference §5 hello-world (size 4, quiet): the lead encodes R, then starts the broker with flux submit -n1 as initial program; only the job output is printed.",
+			command: "echo hello world",
+			mutate:  quiet,
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, quietOpts(), nil, submit(hello...)...)}
+			},
+			stdout: &onlyJobOutput,
+			check: func(t *testing.T, sb *sandbox, r result) {
+				t.Helper()
+				cert := filepath.Join(sb.mp, "config/curve/curve.cert")
+				if st, err := os.Stat(cert); err != nil || st.Mode().Perm() != 0o600 {
+					t.Errorf("the certificate must be installed at %s with mode 0600: %v %v", cert, st, err)
+				}
+				if got := readFile(t, filepath.Join(sb.mp, "config/etc/flux/system/R")); !strings.Contains(got, `"R_lite"`) {
+					t.Errorf("R must hold flux R encode's output, got %q", got)
+				}
+				for _, f := range []string{filepath.Join(sb.mp, "flux-operator-complete.txt"), filepath.Join(sb.paths.Software, "bin/tool"),
+					filepath.Join(sb.mp, "flux-connect.sh"), filepath.Join(sb.mp, "load-fluxion.sh"), filepath.Join(sb.mp, "config/var/lib/flux"),
+					filepath.Join(sb.mp, "config/etc/flux/system/cron.d"), "/tmp/fluxout"} {
+					if !exists(f) {
+						t.Errorf("%s was not created", f)
+					}
+				}
+				env := r.envs[1]
+				if want := ":" + sb.mp + "/view/bin"; !strings.HasSuffix(env["PATH"], want) {
+					t.Errorf("PATH must end with the view's bin (image binaries win): %q", env["PATH"])
+				}
+				if got, want := env["FLUX_RC_EXTRA"], sb.mp+"/view/etc/flux/rc1.d"; got != want {
+					t.Errorf("FLUX_RC_EXTRA = %q, want %q (fluxion loads by default)", got, want)
+				}
+				if got, want := env["FLUX_OUTPUT_DIR"], v1alpha2.DefaultLogsDir; got != want {
+					t.Errorf("FLUX_OUTPUT_DIR = %q, want %q", got, want)
+				}
+			},
+		},
+		"HelloWorldWorker": {
+			reason:  "A worker starts the same broker without an initial program and retries after a failure, sleeping 15s.",
+			command: "echo hello world",
+			mutate:  quiet,
+			host:    workHost,
+			fluxRC:  "1 0",
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, quietOpts(), nil), start(mp, quietOpts(), nil)}
+			},
+			contains: []string{"Goodbye"},
+			check: func(t *testing.T, _ *sandbox, r result) {
+				t.Helper()
+				if diff := cmp.Diff([]string{"15"}, r.sleeps); diff != "" {
+					t.Errorf("the worker must sleep 15s once between its two brokers: -want, +got:\n%s", diff)
+				}
+			},
+		},
+		"WorkerRetriesUntilClean": {
+			reason:  "Without completeWorkers a worker restarts its broker until it exits 0.",
+			command: "echo hello world",
+			host:    workHost,
+			fluxRC:  "2 143 0",
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil), start(mp, std(), nil), start(mp, std(), nil)}
+			},
+			check: func(t *testing.T, _ *sandbox, r result) {
+				t.Helper()
+				if diff := cmp.Diff([]string{"15", "15"}, r.sleeps); diff != "" {
+					t.Errorf("sleeps: -want, +got:\n%s", diff)
+				}
+			},
+		},
+		"WorkerCompleteWorkers": {
+			reason:  "With completeWorkers a worker is done after its broker's first exit, whatever the code.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.CompleteWorkers = true },
+			host:    workHost,
+			fluxRC:  "3",
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil)}
+			},
+			check: func(t *testing.T, _ *sandbox, r result) {
+				t.Helper()
+				if len(r.sleeps) != 0 {
+					t.Errorf("a completed worker must not sleep: %q", r.sleeps)
+				}
+			},
+		},
+		"WorkerIgnoresLeadOptions": {
+			reason:  "Workers run no wrap, prefix or initial program (reference §3.3 workers 3), in every mode.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Flux.Wrap = "strace,-f"
+				mc.Spec.Containers[0].Commands.Prefix = "mpirun -x"
+				mc.Spec.Containers[0].Launcher = true
+			},
+			host: workHost,
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil)}
+			},
+		},
+		"SubmitCommand": {
+			reason:  "spec.flux.submitCommand replaces flux submit.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.SubmitCommand = "flux mini submit" },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("flux", "mini", "submit", "-n1", "--quiet", "--watch"), hello)...)}
+			},
+		},
+		"OptionFlags": {
+			reason:  "optionFlags are split into words after the node spec.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.OptionFlags = "-ompi=openmpi@5 -c 1" },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("flux", "submit", "-n1", "-ompi=openmpi@5", "-c", "1", "--quiet", "--watch"), hello)...)}
+			},
+		},
+		"Debug": {
+			reason:  "logging.debug appends -vvv after optionFlags.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Logging.Debug = true
+				mc.Spec.Flux.OptionFlags = "-c 2"
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("flux", "submit", "-n1", "-c", "2", "-vvv", "--quiet", "--watch"), hello)...)}
+			},
+		},
+		"TasksZero": {
+			reason:  "tasks: 0 gives -N <size> alone.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Tasks = ptrTo(int32(0)) },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("flux", "submit", "-N", "4", "--quiet", "--watch"), hello)...)}
+			},
+		},
+		"TasksEqualSize": {
+			reason:  "tasks == size gives -N <size> -n<tasks> (hello world printed 4 times).",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Tasks = ptrTo(int32(4)) },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("flux", "submit", "-N", "4", "-n4", "--quiet", "--watch"), hello)...)}
+			},
+		},
+		"TasksMoreThanSize": {
+			reason:  "tasks > size gives -N <size> -n<tasks>.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Tasks = ptrTo(int32(8)) },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("flux", "submit", "-N", "4", "-n8", "--quiet", "--watch"), hello)...)}
+			},
+		},
+		"TasksLessThanSize": {
+			reason:  "tasks < size gives -n<tasks> alone.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Tasks = ptrTo(int32(2)) },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("flux", "submit", "-n2", "--quiet", "--watch"), hello)...)}
+			},
+		},
+		"SizeOneDefaultTasks": {
+			reason:  "The default tasks: 1 on size 1 gives -N 1 -n1.",
+			size:    1,
+			command: "echo hello world",
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("flux", "submit", "-N", "1", "-n1", "--quiet", "--watch"), hello)...)}
+			},
+		},
+		"Launcher": {
+			reason:  "Launcher mode: the command itself is the initial program.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Launcher = true },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, hello...)}
+			},
+		},
+		"Batch": {
+			reason:  "Batch mode: each non-empty line becomes a flux submit of flux-job.batch (indices count empty lines), run by flux batch as the initial program.",
+			command: "echo one\n\necho two",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Batch = true },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", "flux batch -n1 --flags waitable ./flux-job.batch && flux job wait --all")}
+			},
+			contains: []string{"FAKE-FLUX-OUTPUT"},
+			check: batchCheck(
+				"#!/bin/bash\n"+
+					"flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-0.err\" --output=\"${FLUX_OUTPUT_DIR}/job-0.out\" echo one\n"+
+					"flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-2.err\" --output=\"${FLUX_OUTPUT_DIR}/job-2.out\" echo two\n"+
+					"flux queue idle\nflux jobs -a\n",
+				func(logs string) [][]string {
+					return [][]string{sub(logs, "0", "echo", "one"), sub(logs, "2", "echo", "two"), {"queue", "idle"}, {"jobs", "-a"}}
+				}),
+		},
+		"BatchFlags": {
+			reason:  "flux batch gets the node/task flags, optionFlags and -vvv.",
+			command: "echo one",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Tasks = ptrTo(int32(4))
+				mc.Spec.Flux.OptionFlags = "-c 1"
+				mc.Spec.Logging.Debug = true
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", "flux batch -N 4 -n4 -c 1 -vvv --flags waitable ./flux-job.batch && flux job wait --all")}
+			},
+		},
+		"BatchQuiet": {
+			reason:  "Quiet batch mode hides the batch output.",
+			command: "echo one",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Logging.Quiet = true
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, quietOpts(), nil, "sh", "-c", "flux batch -n1 --flags waitable ./flux-job.batch && flux job wait --all")}
+			},
+			absent: []string{"FAKE-FLUX-OUTPUT"},
+		},
+		"BatchRaw": {
+			reason:  "batchRaw writes the lines verbatim, without queue idle / jobs.",
+			command: "flux submit -N1 hostname\n\n  \nflux queue idle",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Containers[0].BatchRaw = true
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", "flux batch -n1 --flags waitable ./flux-job.batch && flux job wait --all")}
+			},
+			check: batchCheck("#!/bin/bash\nflux submit -N1 hostname\nflux queue idle\n", func(string) [][]string {
+				return [][]string{{"submit", "-N1", "hostname"}, {"queue", "idle"}}
+			}),
+		},
+		"LogsDir": {
+			reason:  "container.logs is FLUX_OUTPUT_DIR, created, and where batch jobs write, even with a space in it.",
+			command: "echo one",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Containers[0].Logs = filepath.Join(sb.root, "job logs")
+			},
+			check: func(t *testing.T, sb *sandbox, r result) {
+				t.Helper()
+				logs := filepath.Join(sb.root, "job logs")
+				if got := r.envs[1]["FLUX_OUTPUT_DIR"]; got != logs {
+					t.Errorf("FLUX_OUTPUT_DIR = %q, want %q", got, logs)
+				}
+				if !exists(logs) {
+					t.Errorf("%s was not created", logs)
+				}
+				batchCheck("#!/bin/bash\n"+
+					"flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-0.err\" --output=\"${FLUX_OUTPUT_DIR}/job-0.out\" echo one\n"+
+					"flux queue idle\nflux jobs -a\n",
+					func(logs string) [][]string {
+						return [][]string{sub(logs, "0", "echo", "one"), {"queue", "idle"}, {"jobs", "-a"}}
+					})(t, sb, r)
+			},
+		},
+		"InteractiveNoCommand": {
+			reason:  "interactive with no command: the lead runs flux broker directly, with rc2_none.",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Interactive = true },
+			want: func(mp string) [][]string {
+				o := std()
+				o.rc2none = true
+				return [][]string{encode(), broker(mp, o)}
+			},
+			contains: []string{"interactive"},
+		},
+		"InteractiveWorker": {
+			reason: "interactive workers run flux start with rc2_none.",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Interactive = true },
+			host:   workHost,
+			want: func(mp string) [][]string {
+				o := std()
+				o.rc2none = true
+				return [][]string{encode(), start(mp, o, nil)}
+			},
+		},
+		"InteractiveWithCommand": {
+			reason:  "interactive with a command still passes it, but rc2_none means Flux never runs it (reference §3.3 lead 5).",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Interactive = true },
+			want: func(mp string) [][]string {
+				o := std()
+				o.rc2none = true
+				return [][]string{encode(), start(mp, o, nil, submit(hello...)...)}
+			},
+		},
+		"EmptyCommand": {
+			reason:  "No command means a persistent cluster even without interactive.",
+			command: "  ",
+			mutate:  quiet,
+			want: func(mp string) [][]string {
+				return [][]string{encode(), broker(mp, quietOpts())}
+			},
+			absent: []string{"interactive"},
+		},
+		"CommandsScript": {
+			reason:  "commands.script is written verbatim to /tmp/custom-entrypoint.sh and becomes the command.",
+			command: "echo ignored",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Commands.Script = "#!/bin/bash\necho \"$HOME\" 'it''s' `id -u` \\$x\n"
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, submit("/bin/bash", "/tmp/custom-entrypoint.sh")...)}
+			},
+			check: func(t *testing.T, _ *sandbox, _ result) {
+				t.Helper()
+				if diff := cmp.Diff("#!/bin/bash\necho \"$HOME\" 'it''s' `id -u` \\$x\n", readFile(t, "/tmp/custom-entrypoint.sh")); diff != "" {
+					t.Errorf("custom script: -want, +got:\n%s", diff)
+				}
+			},
+		},
+		"HooksLeadQuiet": {
+			reason:  "Hooks run in order init, pre, brokerPre, flux start, post; pre's exports reach flux; quiet hides hook output but not post's.",
+			command: "echo hello world",
+			mutate:  hooks(true),
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, quietOpts(), nil, submit(hello...)...)}
+			},
+			contains: []string{"POST-HOOK-OUT", "FAKE-FLUX-OUTPUT"},
+			absent:   []string{"INIT-HOOK-OUT", "PRE-HOOK-OUT", "BROKERPRE-HOOK-OUT", "WORKERPRE"},
+			check: func(t *testing.T, _ *sandbox, r result) {
+				t.Helper()
+				if diff := cmp.Diff([]string{"init", "flux R", "pre", "brokerPre", "flux start", "post"}, r.events); diff != "" {
+					t.Errorf("order of hooks and flux calls: -want, +got:\n%s", diff)
+				}
+				if got := r.envs[1]["FOO"]; got != "bar" {
+					t.Errorf("commands.pre exported FOO=bar, flux saw FOO=%q", got)
+				}
+			},
+		},
+		"HooksWorkerQuiet": {
+			reason:  "On a worker workerPre replaces brokerPre.",
+			command: "echo hello world",
+			mutate:  hooks(true),
+			host:    workHost,
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, quietOpts(), nil)}
+			},
+			contains: []string{"POST-HOOK-OUT"},
+			absent:   []string{"INIT-HOOK-OUT", "PRE-HOOK-OUT", "WORKERPRE-HOOK-OUT"},
+			check: func(t *testing.T, _ *sandbox, r result) {
+				t.Helper()
+				if diff := cmp.Diff([]string{"init", "flux R", "pre", "workerPre", "flux start", "post"}, r.events); diff != "" {
+					t.Errorf("order of hooks and flux calls: -want, +got:\n%s", diff)
+				}
+				if got := r.envs[1]["FOO"]; got != "bar" {
+					t.Errorf("commands.pre exported FOO=bar, flux saw FOO=%q", got)
+				}
+			},
+		},
+		"HooksNotQuiet": {
+			reason:   "Without quiet the hooks' output shows.",
+			command:  "echo hello world",
+			mutate:   hooks(false),
+			contains: []string{"INIT-HOOK-OUT", "PRE-HOOK-OUT", "BROKERPRE-HOOK-OUT", "POST-HOOK-OUT"},
+		},
+		"BrokenHook": {
+			reason:  "A hook with a syntax error fails alone; the broker still starts.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Commands.Pre = `echo "unterminated` },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, submit(hello...)...)}
+			},
+		},
+		"Prefix": {
+			reason:  "commands.prefix goes before the initial program.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Commands.Prefix = "mpirun --allow-run-as-root" },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("mpirun", "--allow-run-as-root"), submit(hello...))...)}
+			},
+		},
+		"Wrap": {
+			reason:  "flux.wrap becomes flux start --wrap=<wrap> on the lead.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.Wrap = "strace,-e,trace=execve" },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), words("--wrap=strace,-e,trace=execve"), submit(hello...)...)}
+			},
+		},
+		"NotQuiet": {
+			reason:   "Without quiet the runner prints its progress and R; log level 6.",
+			command:  "echo hello world",
+			contains: []string{"fake", "flux-sample-0", "FAKE-FLUX-OUTPUT"},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, submit(hello...)...)}
+			},
+		},
+		"LogLevel": {
+			reason:  "flux.logLevel sets -Slog-stderr-level.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.LogLevel = ptrTo(int32(3)) },
+			want: func(mp string) [][]string {
+				o := std()
+				o.level = 3
+				return [][]string{encode(), start(mp, o, nil, submit(hello...)...)}
+			},
+		},
+		"LogLevelQuiet": {
+			reason:  "quiet forces -Slog-stderr-level=0 whatever logLevel says.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Flux.LogLevel = ptrTo(int32(7))
+				mc.Spec.Logging.Quiet = true
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, quietOpts(), nil, submit(hello...)...)}
+			},
+		},
+		"Zeromq": {
+			reason:  "logging.zeromq adds -Stbon.zmqdebug=1.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Logging.Zeromq = true },
+			want: func(mp string) [][]string {
+				o := std()
+				o.zmq = true
+				return [][]string{encode(), start(mp, o, nil, submit(hello...)...)}
+			},
+		},
+		"ConnectTimeoutEmpty": {
+			reason:  `connectTimeout "" leaves Flux's default: no option.`,
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.ConnectTimeout = ptrTo("") },
+			want: func(mp string) [][]string {
+				o := std()
+				o.timeout = ""
+				return [][]string{encode(), start(mp, o, nil, submit(hello...)...)}
+			},
+		},
+		"ConnectTimeout10s": {
+			reason:  "connectTimeout is passed through.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.ConnectTimeout = ptrTo("10s") },
+			want: func(mp string) [][]string {
+				o := std()
+				o.timeout = "10s"
+				return [][]string{encode(), start(mp, o, nil, submit(hello...)...)}
+			},
+		},
+		"TopologyMinSizeDisableSocket": {
+			reason:  "topology, minSize (quorum) and disableSocket shape the options, on workers too.",
+			command: "echo hello world",
+			host:    workHost,
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Flux.Topology = "kary:2"
+				mc.Spec.MinSize = 2
+				mc.Spec.Flux.DisableSocket = true
+			},
+			want: func(mp string) [][]string {
+				o := std()
+				o.topo, o.quorum, o.noSocket = "kary:2", 2, true
+				return [][]string{encode(), start(mp, o, nil)}
+			},
+		},
+		"ArchivePresent": {
+			reason:  "An existing archive.path is restored with -Scontent.restore, after the other options.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "archive.tar")
+				_ = os.WriteFile(mc.Spec.Archive.Path, []byte("x"), 0o644)
+			},
+			want: func(mp string) [][]string {
+				archive := filepath.Join(filepath.Dir(mp), "archive.tar")
+				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.restore="+archive), submit(hello...))...)}
+			},
+		},
+		"ArchivePresentWorker": {
+			reason:  "Every broker restores the archive.",
+			command: "echo hello world",
+			host:    workHost,
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "archive.tar")
+				_ = os.WriteFile(mc.Spec.Archive.Path, []byte("x"), 0o644)
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, "-Scontent.restore="+filepath.Join(filepath.Dir(mp), "archive.tar"))}
+			},
+		},
+		"ArchiveMissing": {
+			reason:  "A missing archive is not restored.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "nope.tar")
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, submit(hello...)...)}
+			},
+		},
+		"EnvironmentAndPythonPath": {
+			reason:  "flux.environment is exported to Flux and in flux-view.sh; pythonPath lands in PYTHONPATH of both.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Flux.Environment = map[string]string{"B_VAR": "two words", "A_VAR": "1"}
+				mc.Spec.Flux.Container.PythonPath = "/opt/py/site-packages"
+			},
+			check: func(t *testing.T, sb *sandbox, r result) {
+				t.Helper()
+				env := r.envs[1]
+				for k, v := range map[string]string{"A_VAR": "1", "B_VAR": "two words"} {
+					if env[k] != v {
+						t.Errorf("flux saw %s=%q, want %q", k, env[k], v)
+					}
+				}
+				if !strings.HasSuffix(env["PYTHONPATH"], ":/opt/py/site-packages") {
+					t.Errorf("flux saw PYTHONPATH=%q", env["PYTHONPATH"])
+				}
+				got := sourceView(t, sb, "A_VAR", "B_VAR", "PYTHONPATH", "fluxsocket", "PATH", "LD_LIBRARY_PATH")
+				want := map[string]string{
+					"A_VAR": "1", "B_VAR": "two words", "PYTHONPATH": ":/opt/py/site-packages",
+					"fluxsocket": "local://" + sb.mp + "/config/run/flux/local",
+					"PATH":       sb.bin + ":/usr/local/bin:/usr/bin:/bin:" + sb.mp + "/view/bin", "LD_LIBRARY_PATH": ":" + sb.mp + "/view/lib",
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("after sourcing flux-view.sh: -want, +got:\n%s", diff)
+				}
+			},
+		},
+		"ViewPythonPath": {
+			reason:  "Without pythonPath the view's site-packages is found and written to flux-view.sh.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				_ = os.MkdirAll(filepath.Join(sb.mp, "view/lib/python3.12/site-packages"), 0o755)
+			},
+			check: func(t *testing.T, sb *sandbox, r result) {
+				t.Helper()
+				site := sb.mp + "/view/lib/python3.12/site-packages"
+				if got := r.envs[1]["PYTHONPATH"]; got != ":"+site {
+					t.Errorf("flux saw PYTHONPATH=%q, want %q", got, ":"+site)
+				}
+				if got := sourceView(t, sb, "PYTHONPATH")["PYTHONPATH"]; got != ":"+site {
+					t.Errorf("flux-view.sh sets PYTHONPATH=%q, want %q", got, ":"+site)
+				}
+			},
+		},
+		"SchedulerSimple": {
+			reason:  "scheduler.simple does not load fluxion.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.Scheduler.Simple = true },
+			check: func(t *testing.T, _ *sandbox, r result) {
+				t.Helper()
+				if v, ok := r.envs[1]["FLUX_RC_EXTRA"]; ok {
+					t.Errorf("FLUX_RC_EXTRA=%q with scheduler.simple", v)
+				}
+			},
+		},
+		"ContainerDisable": {
+			reason:  "flux.container.disable: Flux comes from the image; no view on PATH, no software copy.",
+			command: "echo hello world",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.Container.Disable = true },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, submit(hello...)...)}
+			},
+			check: func(t *testing.T, sb *sandbox, r result) {
+				t.Helper()
+				env := r.envs[1]
+				if strings.Contains(env["PATH"], "/view") || env["FLUX_RC_EXTRA"] != "" || strings.Contains(env["PYTHONPATH"], "view") {
+					t.Errorf("disabled view leaked into the environment: PATH=%q FLUX_RC_EXTRA=%q PYTHONPATH=%q", env["PATH"], env["FLUX_RC_EXTRA"], env["PYTHONPATH"])
+				}
+				if exists(sb.paths.Software) {
+					t.Errorf("the software tree must not be copied")
+				}
+				got := sourceView(t, sb, "fluxsocket", "PATH")
+				if got["fluxsocket"] != "local://"+sb.mp+"/config/run/flux/local" || strings.Contains(got["PATH"], "/view") {
+					t.Errorf("flux-view.sh: %v", got)
+				}
+			},
+		},
+		"HomeIsRoot": {
+			reason:  "A user whose HOME is / gets HOME=/home/flux-operator (here relocated) and USER=flux-operator.",
+			command: "echo hello world",
+			env:     map[string]string{"HOME": "/"},
+			check: func(t *testing.T, sb *sandbox, r result) {
+				t.Helper()
+				if env := r.envs[1]; env["HOME"] != sb.paths.Home || env["USER"] != "flux-operator" {
+					t.Errorf("flux saw HOME=%q USER=%q", env["HOME"], env["USER"])
+				}
+			},
+		},
+		"ExitCodeIsLeadBroker": {
+			reason:   "The runner exits with the lead flux start's code even though a failing commands.post runs after it.",
+			command:  "echo hello world",
+			mutate:   func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Commands.Post = "echo POST-HOOK-OUT; false" },
+			fluxRC:   "7",
+			wantExit: 7,
+			contains: []string{"POST-HOOK-OUT"},
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				if !exists(filepath.Join(sb.mp, "flux-operator-complete.txt")) {
+					t.Errorf("flux-operator-complete.txt must be touched after a failed job")
+				}
+			},
+		},
+		"ExitCodeStrict": {
+			reason:   "strict mode keeps the lead broker's exit code through commands.post.",
+			command:  "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Logging.Strict = true
+				mc.Spec.Containers[0].Commands.Post = "echo POST-HOOK-OUT"
+			},
+			fluxRC:   "7",
+			wantExit: 7,
+			contains: []string{"POST-HOOK-OUT"},
+		},
+		"StrictHappyPath": {
+			reason:  "strict mode (set -eEu -o pipefail) runs every mode's setup without tripping, here with archive missing and no python in the view.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Logging.Strict = true
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "missing")
+				mc.Spec.Flux.Environment = map[string]string{"X": "y"}
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, submit(hello...)...)}
+			},
+		},
+		"StrictWorker": {
+			reason:  "strict mode does not abort the worker's retry loop.",
+			command: "echo hello world",
+			host:    workHost,
+			fluxRC:  "1 0",
+			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Logging.Strict = true },
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil), start(mp, std(), nil)}
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runRunner(t, tc)
+		})
+	}
+}
+
+// TestRunnerTimed checks logging.timed: /usr/bin/time wraps the lead's flux
+// start and the initial program. /usr/bin/time is a fixed absolute path the
+// test cannot fake, so which half runs depends on the machine.
+func TestRunnerTimed(t *testing.T) {
+	timed := func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Logging.Timed = true }
+	if st, err := os.Stat("/usr/bin/time"); err != nil || st.Mode()&0o111 == 0 {
+		t.Logf("/usr/bin/time is missing: only the failure path is tested")
+		runRunner(t, runCase{
+			reason:   "logging.timed without /usr/bin/time fails at once with a message.",
+			command:  "echo hello world",
+			mutate:   timed,
+			wantExit: 1,
+			want:     func(string) [][]string { return nil },
+		})
+		return
+	}
+	runRunner(t, runCase{
+		reason:  "logging.timed: /usr/bin/time -f 'FLUXTIME fluxstart wall time %E' runs flux start, and the initial program is timed too.",
+		command: "echo hello world",
+		mutate:  timed,
+		want: func(mp string) [][]string {
+			return [][]string{encode(), start(mp, std(), nil, cat(words("/usr/bin/time", "-f", "FLUXTIME fluxsubmit wall time %E"), submit(hello...))...)}
+		},
+		check: func(t *testing.T, _ *sandbox, r result) {
+			t.Helper()
+			if !regexp.MustCompile(`(?m)^FLUXTIME fluxstart wall time \d+:\d+\.\d+$`).MatchString(r.stderr) {
+				t.Errorf("stderr must carry the lead's wall time:\n%s", r.stderr)
+			}
+		},
+	})
+	runRunner(t, runCase{
+		reason:  "Workers are not timed.",
+		command: "echo hello world",
+		mutate:  timed,
+		host:    workHost,
+		want: func(mp string) [][]string {
+			return [][]string{encode(), start(mp, std(), nil)}
+		},
+	})
+}

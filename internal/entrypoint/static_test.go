@@ -1,0 +1,205 @@
+package entrypoint
+
+// Every generated script, for claims covering every mode and switch, is
+// valid bash and clean under shellcheck.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// shellcheckExclude are the checks that flag intended code:
+//
+//	SC2016  "Expressions don't expand in single quotes": the generator
+//	        writes helper files (flux-view.sh, flux-connect.sh,
+//	        flux-job.batch, custom scripts) with printf '%s' '<text>', and
+//	        that text holds $PATH, ${FLUX_OUTPUT_DIR}, ... for the file to
+//	        expand later, not the writer.
+var shellcheckExclude = []string{"SC2016"}
+
+// staticClaims cover every mode and switch of reference §3.
+func staticClaims() map[string]struct {
+	reason string
+	mc     *v1alpha2.MiniCluster
+} {
+	type c = struct {
+		reason string
+		mc     *v1alpha2.MiniCluster
+	}
+	run := func(f func(*v1alpha2.MiniCluster)) func(*v1alpha2.MiniCluster) { return f }
+	container := func(f func(*v1alpha2.MiniClusterContainer)) func(*v1alpha2.MiniCluster) {
+		return func(mc *v1alpha2.MiniCluster) { f(&mc.Spec.Containers[0]) }
+	}
+	sidecars := func(mc *v1alpha2.MiniCluster) {
+		mc.Spec.Containers = append(mc.Spec.Containers,
+			v1alpha2.MiniClusterContainer{Name: "waits", Command: `flux proxy "${fluxsocket}" flux jobs -a | tee /tmp/jobs`,
+				Commands: v1alpha2.Commands{Init: "echo init", ServicePre: "echo pre", Post: "echo post"}},
+			v1alpha2.MiniClusterContainer{Name: "script", Commands: v1alpha2.Commands{Script: "#!/bin/bash\necho \"$fluxsocket\"\n"}},
+			v1alpha2.MiniClusterContainer{Name: "empty"},
+		)
+	}
+	hooks := container(func(c *v1alpha2.MiniClusterContainer) {
+		c.Commands = v1alpha2.Commands{Init: "echo init", Pre: "export FOO=bar\necho pre", BrokerPre: "echo broker", WorkerPre: "echo worker",
+			Post: "echo post", Prefix: "mpirun -x FOO", ServicePre: "echo ignored"}
+	})
+	return map[string]c{
+		"DefaultSubmit":     {"A default hello-world claim.", claim(4, "echo hello world")},
+		"SizeOne":           {"Size 1.", claim(1, "echo hello world")},
+		"SubmitCommand":     {"A custom submit command.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = "flux mini submit" }))},
+		"OptionFlags":       {"optionFlags.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = "-ompi=openmpi@5 -c 1" }))},
+		"TasksZero":         {"tasks 0.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(0)) }))},
+		"TasksAtLeastSize":  {"tasks >= size.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(8)) }))},
+		"TasksBelowSize":    {"tasks < size.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(2)) }))},
+		"Launcher":          {"Launcher mode.", claim(4, "echo hi", container(func(c *v1alpha2.MiniClusterContainer) { c.Launcher = true }))},
+		"Batch":             {"Batch mode.", claim(4, "echo one\n\necho two", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }))},
+		"BatchQuiet":        {"Quiet batch mode.", claim(4, "echo one", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }), run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Quiet = true }))},
+		"BatchRaw":          {"batchRaw.", claim(4, "flux submit hostname\nflux queue idle", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch, c.BatchRaw = true, true }))},
+		"LogsDir":           {"A logs directory.", claim(4, "echo hi", container(func(c *v1alpha2.MiniClusterContainer) { c.Logs = "/data/my logs" }))},
+		"Interactive":       {"interactive with no command.", claim(4, "", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Interactive = true }))},
+		"InteractiveCmd":    {"interactive with a command.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Interactive = true }))},
+		"EmptyCommand":      {"No command.", claim(4, "")},
+		"CommandsScript":    {"commands.script.", claim(4, "echo hi", container(func(c *v1alpha2.MiniClusterContainer) { c.Commands.Script = "#!/bin/bash\necho $HOME\n" }))},
+		"Hooks":             {"Every hook and the prefix.", claim(4, "echo hi", hooks)},
+		"HooksQuiet":        {"Every hook, quiet.", claim(4, "echo hi", hooks, run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Quiet = true }))},
+		"Wrap":              {"flux.wrap.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.Wrap = "strace,-f" }))},
+		"Quiet":             {"logging.quiet.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Quiet = true }))},
+		"Strict":            {"logging.strict.", claim(4, "echo hi", sidecars, run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Strict = true }))},
+		"Timed":             {"logging.timed.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Timed = true }))},
+		"TimedBatch":        {"logging.timed in batch mode.", claim(4, "echo hi", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }), run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Timed = true }))},
+		"Debug":             {"logging.debug.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Debug = true }))},
+		"Zeromq":            {"logging.zeromq.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Zeromq = true }))},
+		"LogLevel":          {"flux.logLevel.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.LogLevel = ptrTo(int32(2)) }))},
+		"ConnectTimeoutOff": {`connectTimeout "".`, claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.ConnectTimeout = ptrTo("") }))},
+		"ConnectTimeout10s": {`connectTimeout "10s".`, claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.ConnectTimeout = ptrTo("10s") }))},
+		"Topology":          {"flux.topology.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.Topology = "kary:2" }))},
+		"MinSize":           {"minSize (quorum).", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.MinSize = 2; mc.Spec.MaxSize = 8 }))},
+		"CompleteWorkers":   {"completeWorkers.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.CompleteWorkers = true }))},
+		"DisableSocket":     {"disableSocket.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.DisableSocket = true }))},
+		"Archive":           {"archive.path.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Archive.Path = "/state/archive.tar.gz" }))},
+		"Environment":       {"flux.environment.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.Environment = map[string]string{"A": "1", "B_2": "x y"} }))},
+		"SchedulerSimple":   {"scheduler.simple.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.Scheduler.Simple = true }))},
+		"ContainerDisable":  {"flux.container.disable.", claim(4, "echo hi", sidecars, run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.Container.Disable = true }))},
+		"PythonPath":        {"flux.container.pythonPath.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.Container.PythonPath = "/opt/py" }))},
+		"MountPath":         {"A non-default mount path.", claim(4, "echo hi", sidecars, run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.Container.MountPath = "/opt/flux" }))},
+		"Sidecars":          {"Sidecars that wait for the socket.", claim(4, "echo hi", sidecars)},
+		"SidecarsNoWait":    {"Sidecars with noWaitSocket.", claim(4, "echo hi", sidecars, run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.NoWaitSocket = true; mc.Spec.Logging.Quiet = true }))},
+		"Hostile": {"Hostile strings in every field.", claim(4, hostileCommand, sidecars, hooks, run(func(mc *v1alpha2.MiniCluster) {
+			c := &mc.Spec.Containers[0]
+			c.Commands.Prefix, c.Logs, c.Commands.Script = hostileCommand, "/x/"+hostile, hostile
+			mc.Spec.Containers[1].Name = hostile
+			mc.Spec.Containers[1].Command = hostile + "'"
+			f := &mc.Spec.Flux
+			f.OptionFlags, f.SubmitCommand, f.Wrap, f.Container.PythonPath = hostileCommand, hostileCommand, hostile, hostile
+			f.Environment = map[string]string{"H": hostile}
+			mc.Spec.Archive.Path = "/a/" + hostile
+		}))},
+		"HostileBatch": {"Hostile batch lines.", claim(4, "echo '$(x)'\n\necho \"`y`\" ; *", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }))},
+	}
+}
+
+// script is one generated file of one claim.
+type genScript struct {
+	claim, kind, text string
+}
+
+func generate(t *testing.T) (map[string][]genScript, map[string]string) {
+	t.Helper()
+	out := map[string][]genScript{}
+	reasons := map[string]string{}
+	for name, tc := range staticClaims() {
+		mc := tc.mc
+		reasons[name] = tc.reason
+		p := plan(mc, Paths{})
+		out[name] = append(out[name], genScript{name, "init", Init(mc, p)})
+		for i, c := range mc.Spec.Containers {
+			if c.RunFlux {
+				s, err := Runner(mc, i, p)
+				if err != nil {
+					t.Fatalf("%s\n%s: Runner(%d): %v", tc.reason, name, i, err)
+				}
+				out[name] = append(out[name], genScript{name, fmt.Sprintf("wait-%d", i), s})
+				continue
+			}
+			out[name] = append(out[name], genScript{name, fmt.Sprintf("start-%d", i), Sidecar(mc, i, p)})
+		}
+	}
+	return out, reasons
+}
+
+func TestScriptsAreValidBash(t *testing.T) {
+	scripts, reasons := generate(t)
+	for name, list := range scripts {
+		t.Run(name, func(t *testing.T) {
+			for _, s := range list {
+				bashSyntax(t, reasons[name]+" ("+s.kind+")", s.text)
+				if !strings.HasPrefix(s.text, "#!/bin/bash\n") {
+					t.Errorf("%s\n%s must start with #!/bin/bash", reasons[name], s.kind)
+				}
+			}
+		})
+	}
+}
+
+func TestScriptsPassShellcheck(t *testing.T) {
+	sc := tool(t, "shellcheck", "MC_SHELLCHECK")
+	scripts, reasons := generate(t)
+	dir := t.TempDir()
+	var files []string
+	for name, list := range scripts {
+		for _, s := range list {
+			f := filepath.Join(dir, name+"__"+s.kind+".sh")
+			mustWrite(t, f, s.text, 0o644)
+			files = append(files, f)
+		}
+	}
+	sort.Strings(files)
+	// One shellcheck for every file keeps this fast.
+	args := append([]string{"-s", "bash", "-f", "gcc", "-e", strings.Join(shellcheckExclude, ",")}, files...)
+	cmd := exec.Command(sc, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil && stdout.Len() == 0 {
+		t.Fatalf("shellcheck failed to run: %v\n%s", err, stderr.String())
+	}
+	findings := map[string][]string{} // claim -> lines
+	sc2 := bufio.NewScanner(&stdout)
+	for sc2.Scan() {
+		line := sc2.Text()
+		base := filepath.Base(strings.SplitN(line, ":", 2)[0])
+		name, _, _ := strings.Cut(base, "__")
+		findings[name] = append(findings[name], strings.TrimPrefix(line, dir+"/"))
+	}
+	for name := range scripts {
+		t.Run(name, func(t *testing.T) {
+			if f := findings[name]; len(f) > 0 {
+				var texts []string
+				for _, s := range scripts[name] {
+					texts = append(texts, "--- "+s.kind+"\n"+numbered(s.text))
+				}
+				t.Errorf("%s\nshellcheck:\n%s\n%s", reasons[name], strings.Join(f, "\n"), strings.Join(texts, "\n"))
+			}
+		})
+	}
+	if err != nil && len(findings) == 0 {
+		t.Errorf("shellcheck exited with %v but reported nothing:\n%s", err, stderr.String())
+	}
+	_ = os.RemoveAll(dir)
+}
+
+func numbered(s string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(s, "\n") {
+		fmt.Fprintf(&b, "%4d  %s\n", i+1, l)
+	}
+	return b.String()
+}
