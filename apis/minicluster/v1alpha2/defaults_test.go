@@ -458,7 +458,7 @@ func TestRunner(t *testing.T) {
 			want:   -1,
 		},
 		"NoRunFlux": {
-			reason: "Without runFlux there is no runner (SetDefaults sets it for a single container).",
+			reason:     "Without runFlux there is no runner (SetDefaults sets it for a single container).",
 			containers: []MiniClusterContainer{{Name: "a"}, {Name: "b"}},
 			want:       -1,
 		},

@@ -43,9 +43,9 @@ func Validate(mc *MiniCluster) field.ErrorList {
 	}
 	if s.MinSize < 0 {
 		errs = append(errs, field.Invalid(spec.Child("minSize"), s.MinSize, "must not be negative"))
-	} else if s.MinSize > size {
+	} else if s.MinSize != 0 && s.MinSize > size {
 		errs = append(errs, field.Invalid(spec.Child("minSize"), s.MinSize, fmt.Sprintf("must not exceed spec.size (%d): it is the number of brokers Flux waits for before starting", size)))
-	} else if s.MaxSize != 0 && s.MinSize > s.MaxSize {
+	} else if s.MaxSize > 0 && s.MinSize > s.MaxSize {
 		errs = append(errs, field.Invalid(spec.Child("minSize"), s.MinSize, "must not exceed spec.maxSize"))
 	}
 	if s.BackoffLimit != nil && *s.BackoffLimit < 0 {
@@ -229,8 +229,9 @@ func validateResourceList(rl ContainerResource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, k := range sortedKeys(rl) {
 		q := rl[k]
-		if _, err := resource.ParseQuantity(q.String()); err != nil {
-			errs = append(errs, field.Invalid(p.Key(k), q.String(), "must be a quantity such as 4, 500m or 2Gi"))
+		// Kubernetes rejects negative requests and limits.
+		if v, err := resource.ParseQuantity(q.String()); err != nil || v.Sign() < 0 {
+			errs = append(errs, field.Invalid(p.Key(k), q.String(), "must be a non-negative quantity such as 4, 500m or 2Gi"))
 		}
 	}
 	return errs

@@ -291,14 +291,21 @@ func invalidCases() map[string]invalidCase {
 			args: mc(withRunner(func(c *MiniClusterContainer) {
 				c.Resources.Limits = ContainerResource{"cpu": intstr.FromInt32(2), "memory": intstr.FromString("lots")}
 			})),
-			want: invalid{fields: []string{"spec.containers[0].resources.limits[memory]"}, msg: "must be a quantity such as 4, 500m or 2Gi"},
+			want: invalid{fields: []string{"spec.containers[0].resources.limits[memory]"}, msg: "must be a non-negative quantity such as 4, 500m or 2Gi"},
 		},
 		"BadResourceRequest": {
 			reason: "Requests are checked like limits.",
 			args: mc(withRunner(func(c *MiniClusterContainer) {
 				c.Resources.Requests = ContainerResource{"cpu": intstr.FromString("two")}
 			})),
-			want: invalid{fields: []string{"spec.containers[0].resources.requests[cpu]"}, msg: "must be a quantity"},
+			want: invalid{fields: []string{"spec.containers[0].resources.requests[cpu]"}, msg: "must be a non-negative quantity"},
+		},
+		"NegativeResource": {
+			reason: "Kubernetes rejects negative requests and limits.",
+			args: mc(withRunner(func(c *MiniClusterContainer) {
+				c.Resources.Requests = ContainerResource{"cpu": intstr.FromInt32(-2)}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].resources.requests[cpu]"}, msg: "must be a non-negative quantity"},
 		},
 		"BadImagePullPolicy": {
 			reason: "Only Kubernetes' three pull policies exist.",
@@ -470,8 +477,10 @@ func invalidCases() map[string]invalidCase {
 		},
 		"FluxContainerBadResources": {
 			reason: "The init container's resources are quantities.",
-			args:   mc(withFlux(func(f *FluxSpec) { f.Container.Resources.Limits = ContainerResource{"memory": intstr.FromString("1 GB")} })),
-			want:   invalid{fields: []string{"spec.flux.container.resources.limits[memory]"}, msg: "must be a quantity"},
+			args: mc(withFlux(func(f *FluxSpec) {
+				f.Container.Resources.Limits = ContainerResource{"memory": intstr.FromString("1 GB")}
+			})),
+			want: invalid{fields: []string{"spec.flux.container.resources.limits[memory]"}, msg: "must be a non-negative quantity"},
 		},
 		"FluxEnvironmentNotShellName": {
 			reason: "flux.environment is exported by a shell script, where A-B is no variable.",
@@ -650,8 +659,8 @@ func invalidCases() map[string]invalidCase {
 		},
 		"BadPodResources": {
 			reason: "Pod overhead is a resource list.",
-			args:   mc(withPod(func(p *PodSpec) { p.Resources = ContainerResource{"cpu": intstr.FromString("-")} })),
-			want:   invalid{fields: []string{"spec.pod.resources[cpu]"}, msg: "must be a quantity"},
+			args:   mc(withPod(func(p *PodSpec) { p.Resources = ContainerResource{"cpu": intstr.FromString("1x")} })),
+			want:   invalid{fields: []string{"spec.pod.resources[cpu]"}, msg: "must be a non-negative quantity"},
 		},
 
 		// Names.
