@@ -142,6 +142,25 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		fatal(rsp, err)
 		return rsp, nil
 	}
+	for _, w := range Warnings(mc) {
+		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
+	}
+
+	// spec.cleanup: once the cluster has finished, its pods go away (the
+	// Job and the services Pod are no longer composed, so Crossplane deletes
+	// them) while the claim keeps its final phase.
+	finished := ObservedPhase(oxr.Resource.UnstructuredContent())
+	cleanedUp := mc.Spec.Cleanup && (finished == v1alpha2.PhaseSucceeded || finished == v1alpha2.PhaseFailed)
+	if cleanedUp {
+		kept := objs[:0]
+		for _, o := range objs {
+			if o.Name != render.KeyJob && o.Name != render.KeyServicesPod {
+				kept = append(kept, o)
+			}
+		}
+		objs = kept
+		response.Normalf(rsp, "MiniCluster finished (%s); spec.cleanup removed its pods", finished).TargetCompositeAndClaim()
+	}
 
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {
@@ -172,6 +191,9 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	st := Status(mc, observed, size, maximumSize, quorum)
+	if cleanedUp {
+		st.Phase = finished
+	}
 	if err := dxr.Resource.SetValue("status", st.Object()); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set composite resource status"))
 		return rsp, nil
@@ -236,6 +258,16 @@ func Decode(xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
 	mc.Name = name
 	mc.Namespace = ns
 	return mc, ns, nil
+}
+
+// ObservedPhase is the phase the function last reported for the composite.
+func ObservedPhase(xr map[string]any) string {
+	if st, ok := xr["status"].(map[string]any); ok {
+		if p, ok := st["phase"].(string); ok {
+			return p
+		}
+	}
+	return ""
 }
 
 // MaximumSize is fixed when the MiniCluster is created: the value already in

@@ -407,3 +407,81 @@ func TestRunFunctionInputDefaults(t *testing.T) {
 		t.Errorf("node selector: -want, +got:\n%s", diff)
 	}
 }
+
+func TestRunFunctionCleanup(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		spec    string
+		status  string
+		wantJob bool
+		phase   string
+	}{
+		"Running": {
+			reason:  "A running cluster with cleanup keeps its Job.",
+			spec:    `{"size":2,"cleanup":true,"containers":[{"image":"x","command":"y"}]}`,
+			status:  `{"maximumSize":2,"phase":"Running"}`,
+			wantJob: true, phase: "Pending",
+		},
+		"Finished": {
+			reason:  "Once finished, cleanup stops composing the Job (Crossplane deletes it) and keeps the phase.",
+			spec:    `{"size":2,"cleanup":true,"containers":[{"image":"x","command":"y"}]}`,
+			status:  `{"maximumSize":2,"phase":"Succeeded"}`,
+			wantJob: false, phase: "Succeeded",
+		},
+		"FinishedWithoutCleanup": {
+			reason:  "Without cleanup a finished cluster keeps its Job and pods, as upstream.",
+			spec:    `{"size":2,"containers":[{"image":"x","command":"y"}]}`,
+			status:  `{"maximumSize":2,"phase":"Succeeded"}`,
+			wantJob: true, phase: "Pending",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, req(xr(tc.spec, tc.status), nil, ""))
+			_, hasJob := rsp.GetDesired().GetResources()["job"]
+			if hasJob != tc.wantJob {
+				t.Errorf("%s\njob composed: %v, want %v", tc.reason, hasJob, tc.wantJob)
+			}
+			if _, ok := rsp.GetDesired().GetResources()["entrypoint"]; !ok {
+				t.Errorf("%s\nthe configuration is kept", tc.reason)
+			}
+			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+			if st["phase"] != tc.phase {
+				t.Errorf("%s\nphase %v, want %s", tc.reason, st["phase"], tc.phase)
+			}
+		})
+	}
+}
+
+func TestRunFunctionWarnings(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		spec   string
+		want   string
+	}{
+		"InteractiveCommand": {
+			reason: "A command that interactive mode never runs is pointed out, not silently ignored.",
+			spec:   `{"size":2,"interactive":true,"containers":[{"image":"x","command":"echo hi"}]}`,
+			want:   "spec.containers[0].command is not run",
+		},
+		"PodResources": {
+			reason: "pod.resources going to overhead is explained.",
+			spec:   `{"size":2,"pod":{"resources":{"cpu":"1"}},"containers":[{"image":"x","command":"y"}]}`,
+			want:   "spec.pod.resources becomes the pods' overhead",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := run(t, req(xr(tc.spec, ""), nil, ""))
+			var got []string
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
+					got = append(got, r.GetMessage())
+				}
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
+				t.Errorf("%s\nwarnings %q, want one containing %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,38 @@
+package function
+
+import (
+	"fmt"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// Warnings are valid settings that probably do not do what the user
+// expects; upstream accepted them silently.
+func Warnings(mc *v1alpha2.MiniCluster) []string {
+	var out []string
+	s := &mc.Spec
+	if r := s.Runner(); r >= 0 && s.Interactive && (s.Containers[r].Command != "" || s.Containers[r].Commands.Script != "") {
+		out = append(out, fmt.Sprintf("spec.containers[%d].command is not run: with spec.interactive brokers start no initial program; submit it with flux submit, or drop interactive", r))
+	}
+	if len(s.Pod.Resources) > 0 {
+		out = append(out, "spec.pod.resources becomes the pods' overhead, which a cluster admits only with a RuntimeClass that defines overhead; to request resources for Flux, set spec.containers[].resources")
+	}
+	if s.Flux.Arch != "" {
+		out = append(out, "spec.flux.arch has no effect: choose an arm Flux view with spec.flux.container.image instead")
+	}
+	if s.Flux.MungeSecret != "" {
+		out = append(out, "spec.flux.mungeSecret has no effect in v1alpha2")
+	}
+	if s.Flux.Container.Disable && s.Flux.Container.PythonPath != "" {
+		out = append(out, "spec.flux.container.pythonPath has no effect with spec.flux.container.disable")
+	}
+	for i, c := range s.Containers {
+		if c.RunFlux && c.Launcher && s.Flux.SubmitCommand != "" {
+			out = append(out, fmt.Sprintf("spec.flux.submitCommand has no effect: spec.containers[%d] is a launcher", i))
+		}
+		if c.RunFlux && c.Batch && s.Flux.SubmitCommand != "" {
+			out = append(out, fmt.Sprintf("spec.flux.submitCommand has no effect: spec.containers[%d] runs in batch mode", i))
+		}
+	}
+	return out
+}
