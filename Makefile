@@ -59,15 +59,32 @@ test-render: build ## Render every example with the Crossplane CLI and compare w
 	MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" MC_FUNCTION=$(BIN)/function \
 		go test $(GO_TEST_FLAGS) ./test/render/...
 
+.PHONY: e2e
+e2e: ## End-to-end tests on a real control plane: etcd, kube-apiserver, controller manager, Crossplane core, the function.
+	@$(TOOLS) install kubernetes etcd crossplane-core
+	MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
+		MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
+		go test $(GO_TEST_FLAGS) -count=1 -timeout=20m -v ./test/e2e/...
+
+.PHONY: dev-up
+dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function) in the background; prints export KUBECONFIG=...
+	@$(TOOLS) install kubernetes etcd crossplane-core
+	@go build -o $(BIN)/devenv ./test/e2e/cmd/devenv
+	@$(BIN)/devenv up
+
+.PHONY: dev-down
+dev-down: ## Stop the control plane dev-up started.
+	@go build -o $(BIN)/devenv ./test/e2e/cmd/devenv
+	@$(BIN)/devenv down
+
 .PHONY: golden
 golden: build ## Rewrite the render goldens from the current code.
 	@$(TOOLS) install crossplane-cli crossplane-core
 	MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" MC_FUNCTION=$(BIN)/function \
 		go test ./test/render/... -update
-	go test ./internal/render/... -update
 
 .PHONY: test
-test: lint test-unit test-render ## Every test.
+test: lint test-unit test-render e2e ## Every test.
 	@echo "make test: all tests passed"
 
 .PHONY: clean

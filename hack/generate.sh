@@ -13,4 +13,6 @@ trap 'rm -rf "$tmp"' EXIT
 go run ./hack/xrdgen -crd "$tmp/flux-framework.org_miniclusters.yaml" -o compositions/definition.yaml
 mkdir -p package/input
 "$cg" crd paths=./apis/input/... output:crd:dir=package/input
-echo "generate: apis deepcopy, compositions/definition.yaml, package/input/ are up to date" >&2
+mkdir -p package/provider/crds
+"$cg" crd paths=./apis/bursting/... output:crd:dir=package/provider/crds
+echo "generate: apis deepcopy, compositions/definition.yaml, package/input/, package/provider/crds/ are up to date" >&2

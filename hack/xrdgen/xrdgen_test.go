@@ -53,7 +53,20 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	gen("crd", "paths=./apis/input/...", "output:crd:dir="+filepath.Join(tmp, "input"))
 	same(t, filepath.Join(root, "package/input/minicluster.fn.flux-framework.org_inputs.yaml"), filepath.Join(tmp, "input/minicluster.fn.flux-framework.org_inputs.yaml"))
 
-	for _, pkg := range []string{"apis/minicluster/v1alpha2", "apis/input/v1beta1"} {
+	gen("crd", "paths=./apis/bursting/...", "output:crd:dir="+filepath.Join(tmp, "provider"))
+	fresh, err := filepath.Glob(filepath.Join(tmp, "provider", "*.yaml"))
+	if err != nil || len(fresh) == 0 {
+		t.Fatalf("no provider CRDs generated: %v", err)
+	}
+	committed, _ := filepath.Glob(filepath.Join(root, "package/provider/crds", "*.yaml"))
+	if len(committed) != len(fresh) {
+		t.Errorf("package/provider/crds has %d CRDs, the types generate %d: run make generate", len(committed), len(fresh))
+	}
+	for _, f := range fresh {
+		same(t, filepath.Join(root, "package/provider/crds", filepath.Base(f)), f)
+	}
+
+	for _, pkg := range []string{"apis/minicluster/v1alpha2", "apis/input/v1beta1", "apis/bursting/v1alpha1"} {
 		dir := filepath.Join(tmp, "object", filepath.Base(pkg))
 		gen("object", "paths=./"+pkg, "output:object:dir="+dir)
 		same(t, filepath.Join(root, pkg, "zz_generated.deepcopy.go"), filepath.Join(dir, "zz_generated.deepcopy.go"))

@@ -119,6 +119,7 @@ func runRunner(t *testing.T, tc runCase) {
 }
 
 func TestRunnerLeadAndWorker(t *testing.T) {
+	t.Parallel()
 	quiet := func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Logging.Quiet = true }
 	onlyJobOutput := "FAKE-FLUX-OUTPUT\n"
 	hooks := func(q bool) func(mc *v1alpha2.MiniCluster, _ *sandbox) {
@@ -412,8 +413,8 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			},
 		},
 		"InteractiveNoCommand": {
-			reason:  "interactive with no command: the lead runs flux broker directly, with rc2_none.",
-			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Interactive = true },
+			reason: "interactive with no command: the lead runs flux broker directly, with rc2_none.",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Interactive = true },
 			want: func(mp string) [][]string {
 				o := std()
 				o.rc2none = true
@@ -522,7 +523,9 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 		"Prefix": {
 			reason:  "commands.prefix goes before the initial program.",
 			command: "echo hello world",
-			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Commands.Prefix = "mpirun --allow-run-as-root" },
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Commands.Prefix = "mpirun --allow-run-as-root"
+			},
 			want: func(mp string) [][]string {
 				return [][]string{encode(), start(mp, std(), nil, cat(words("mpirun", "--allow-run-as-root"), submit(hello...))...)}
 			},
@@ -734,9 +737,11 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			},
 		},
 		"ExitCodeIsLeadBroker": {
-			reason:   "The runner exits with the lead flux start's code even though a failing commands.post runs after it.",
-			command:  "echo hello world",
-			mutate:   func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Commands.Post = "echo POST-HOOK-OUT; false" },
+			reason:  "The runner exits with the lead flux start's code even though a failing commands.post runs after it.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Commands.Post = "echo POST-HOOK-OUT; false"
+			},
 			fluxRC:   "7",
 			wantExit: 7,
 			contains: []string{"POST-HOOK-OUT"},
@@ -748,8 +753,8 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			},
 		},
 		"ExitCodeStrict": {
-			reason:   "strict mode keeps the lead broker's exit code through commands.post.",
-			command:  "echo hello world",
+			reason:  "strict mode keeps the lead broker's exit code through commands.post.",
+			command: "echo hello world",
 			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
 				mc.Spec.Logging.Strict = true
 				mc.Spec.Containers[0].Commands.Post = "echo POST-HOOK-OUT"
@@ -790,42 +795,70 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 }
 
 // TestRunnerTimed checks logging.timed: /usr/bin/time wraps the lead's flux
-// start and the initial program. /usr/bin/time is a fixed absolute path the
-// test cannot fake, so which half runs depends on the machine.
+// start and the initial program. /usr/bin/time is a fixed absolute path: the
+// failure without it is tested by relocating that path in the script text
+// to one that does not exist; the real run needs /usr/bin/time installed.
 func TestRunnerTimed(t *testing.T) {
 	timed := func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Logging.Timed = true }
-	if st, err := os.Stat("/usr/bin/time"); err != nil || st.Mode()&0o111 == 0 {
-		t.Logf("/usr/bin/time is missing: only the failure path is tested")
-		runRunner(t, runCase{
-			reason:   "logging.timed without /usr/bin/time fails at once with a message.",
-			command:  "echo hello world",
-			mutate:   timed,
-			wantExit: 1,
-			want:     func(string) [][]string { return nil },
-		})
-		return
-	}
-	runRunner(t, runCase{
-		reason:  "logging.timed: /usr/bin/time -f 'FLUXTIME fluxstart wall time %E' runs flux start, and the initial program is timed too.",
-		command: "echo hello world",
-		mutate:  timed,
-		want: func(mp string) [][]string {
-			return [][]string{encode(), start(mp, std(), nil, cat(words("/usr/bin/time", "-f", "FLUXTIME fluxsubmit wall time %E"), submit(hello...))...)}
-		},
-		check: func(t *testing.T, _ *sandbox, r result) {
-			t.Helper()
-			if !regexp.MustCompile(`(?m)^FLUXTIME fluxstart wall time \d+:\d+\.\d+$`).MatchString(r.stderr) {
-				t.Errorf("stderr must carry the lead's wall time:\n%s", r.stderr)
-			}
-		},
+
+	t.Run("Missing", func(t *testing.T) {
+		sb := newSandbox(t)
+		mc := claim(4, "echo hello world", func(mc *v1alpha2.MiniCluster) { sb.use(mc); timed(mc, sb) })
+		script, err := Runner(mc, 0, plan(mc, sb.paths))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(script, "/usr/bin/time") {
+			t.Fatalf("a timed runner must use /usr/bin/time")
+		}
+		missing := filepath.Join(sb.root, "no/usr/bin/time")
+		r := sb.run(t, strings.ReplaceAll(script, "/usr/bin/time", missing), leadHost, nil)
+		if r.exit != 1 || !strings.Contains(r.stderr, missing) || len(r.calls) != 0 {
+			t.Errorf("logging.timed without /usr/bin/time must exit 1 at once with a message naming it: exit %d, flux calls %q, stderr:\n%s", r.exit, r.calls, r.stderr)
+		}
 	})
-	runRunner(t, runCase{
-		reason:  "Workers are not timed.",
-		command: "echo hello world",
-		mutate:  timed,
-		host:    workHost,
-		want: func(mp string) [][]string {
-			return [][]string{encode(), start(mp, std(), nil)}
-		},
+
+	if st, err := os.Stat("/usr/bin/time"); err != nil || st.Mode()&0o111 == 0 {
+		t.Skip("/usr/bin/time is not installed: the timed run cannot be tested")
+	}
+	t.Run("Lead", func(t *testing.T) {
+		runRunner(t, runCase{
+			reason:  "logging.timed: /usr/bin/time -f 'FLUXTIME fluxstart wall time %E' runs flux start, and the initial program is timed too.",
+			command: "echo hello world",
+			mutate:  timed,
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("/usr/bin/time", "-f", "FLUXTIME fluxsubmit wall time %E"), submit(hello...))...)}
+			},
+			check: func(t *testing.T, _ *sandbox, r result) {
+				t.Helper()
+				if !regexp.MustCompile(`(?m)^FLUXTIME fluxstart wall time \d+:\d+\.\d+$`).MatchString(r.stderr) {
+					t.Errorf("stderr must carry the lead's wall time:\n%s", r.stderr)
+				}
+			},
+		})
+	})
+	t.Run("Launcher", func(t *testing.T) {
+		runRunner(t, runCase{
+			reason:  "In launcher mode the command itself is timed.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				timed(mc, sb)
+				mc.Spec.Containers[0].Launcher = true
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, cat(words("/usr/bin/time", "-f", "FLUXTIME fluxsubmit wall time %E"), hello)...)}
+			},
+		})
+	})
+	t.Run("Worker", func(t *testing.T) {
+		runRunner(t, runCase{
+			reason:  "Workers are not timed.",
+			command: "echo hello world",
+			mutate:  timed,
+			host:    workHost,
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil)}
+			},
+		})
 	})
 }

@@ -3,6 +3,11 @@ package entrypoint
 // Shared test scaffolding: claims, a sandbox that runs the generated scripts
 // outside a pod with fake flux, hostname and sleep commands, and helpers to
 // read back what the fakes saw.
+//
+// Everything lives in t.TempDir() except two paths the generator hard-codes
+// and Paths does not relocate: /tmp/custom-entrypoint.sh (commands.script;
+// only tests that do not run in parallel with each other write it) and the
+// default logs directory /tmp/fluxout (mkdir -p only).
 
 import (
 	"bytes"

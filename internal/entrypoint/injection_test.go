@@ -253,7 +253,9 @@ func TestRunnerInjection(t *testing.T) {
 		},
 		"Script": {
 			reason: "commands.script is written verbatim; nothing in it runs while writing it.",
-			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Commands.Script = hostile + "\nEOF\n'EOF'\n" },
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Commands.Script = hostile + "\nEOF\n'EOF'\n"
+			},
 			want: func(sb *sandbox) [][]string {
 				return [][]string{encode(), start(sb.mp, std(), nil, submit("/bin/bash", "/tmp/custom-entrypoint.sh")...)}
 			},
@@ -321,14 +323,17 @@ func TestRunnerFieldErrors(t *testing.T) {
 		mutate func(mc *v1alpha2.MiniCluster)
 		field  string
 	}{
-		"Command":           {reason: "An open quote in the command names the command.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo "hello` }, field: "spec.containers[0].command"},
-		"CommandSingle":     {reason: "An open single quote too.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo it's` }, field: "spec.containers[0].command"},
-		"CommandBackslash":  {reason: "A trailing backslash too.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo \` }, field: "spec.containers[0].command"},
-		"OptionFlags":       {reason: "An open quote in optionFlags names optionFlags.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = `-o "x` }, field: "spec.flux.optionFlags"},
-		"Prefix":            {reason: "An open quote in the prefix names the prefix.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Commands.Prefix = `mpirun '` }, field: "spec.containers[0].commands.prefix"},
-		"SubmitCommand":     {reason: "An open quote in submitCommand names it.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = `flux "submit` }, field: "spec.flux.submitCommand"},
-		"SecondContainer":   {reason: "The index is the runner's.", mutate: secondRunner(`echo "x`), field: "spec.containers[1].command"},
-		"BatchLineUnclosed": {reason: "Batch commands are split too.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = "echo a\necho 'b"; mc.Spec.Containers[0].Batch = true }, field: "spec.containers[0].command"},
+		"Command":          {reason: "An open quote in the command names the command.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo "hello` }, field: "spec.containers[0].command"},
+		"CommandSingle":    {reason: "An open single quote too.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo it's` }, field: "spec.containers[0].command"},
+		"CommandBackslash": {reason: "A trailing backslash too.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo \` }, field: "spec.containers[0].command"},
+		"OptionFlags":      {reason: "An open quote in optionFlags names optionFlags.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = `-o "x` }, field: "spec.flux.optionFlags"},
+		"Prefix":           {reason: "An open quote in the prefix names the prefix.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Commands.Prefix = `mpirun '` }, field: "spec.containers[0].commands.prefix"},
+		"SubmitCommand":    {reason: "An open quote in submitCommand names it.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = `flux "submit` }, field: "spec.flux.submitCommand"},
+		"SecondContainer":  {reason: "The index is the runner's.", mutate: secondRunner(`echo "x`), field: "spec.containers[1].command"},
+		"BatchLineUnclosed": {reason: "Batch commands are split too.", mutate: func(mc *v1alpha2.MiniCluster) {
+			mc.Spec.Containers[0].Command = "echo a\necho 'b"
+			mc.Spec.Containers[0].Batch = true
+		}, field: "spec.containers[0].command"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -31,7 +31,9 @@ func sidecarClaim(sb *sandbox, command string, mutate func(mc *v1alpha2.MiniClus
 
 func TestSidecarWaitsForTheBrokerSocket(t *testing.T) {
 	sb := newSandbox(t)
-	mc := sidecarClaim(sb, `printf 'socket=%s\n' "${fluxsocket}"; flux proxy "${fluxsocket}" hostname`, nil)
+	mc := sidecarClaim(sb, `printf 'socket=%s\n' "${fluxsocket}"; flux proxy "${fluxsocket}" hostname`, func(mc *v1alpha2.MiniCluster) {
+		mc.Spec.Logging.Quiet = true
+	})
 	script := Sidecar(mc, 1, plan(mc, sb.paths))
 	file := filepath.Join(sb.root, "start-1.sh")
 	mustWrite(t, file, script, 0o755)
@@ -101,7 +103,7 @@ func TestSidecar(t *testing.T) {
 		"NoWaitSocket": {
 			reason:  "With noWaitSocket the sidecar runs at once, as shell code, with ${fluxsocket} set.",
 			command: `echo "$fluxsocket" | tr a-z A-Z && flux proxy "$fluxsocket" true`,
-			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.NoWaitSocket = true },
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.NoWaitSocket = true; mc.Spec.Logging.Quiet = true },
 			want: func(sb *sandbox) [][]string {
 				return [][]string{{"proxy", "local://" + sb.mp + "/config/run/flux/local", "true"}}
 			},

@@ -1,0 +1,578 @@
+package function_test
+
+// Benchmarks of RunFunction against DESIGN §8. Run them with
+//
+//	go test ./function/ -run '^$' -bench . -benchmem -count 10 | tee new.txt
+//	benchstat new.txt
+//
+// Every request is what Crossplane sends for an example claim: the
+// composite with the fields Crossplane adds (claimRef, compositionRef, ...),
+// the Composition's input, and, in steady state, every composed resource as
+// the API server returns it (uid, owner references, defaulted fields, Job
+// status) plus the status the function wrote before (maximumSize).
+//
+// The floor is what any function pays for the same exchange: decoding the
+// request from bytes and encoding the response, with protobuf alone.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"sigs.k8s.io/yaml"
+
+	sdk "github.com/crossplane/function-sdk-go"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/flux-framework/minicluster-crossplane/function"
+)
+
+// compositionInput is the input of the shipped Composition's pipeline step.
+const compositionInput = `{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","defaults":{}}`
+
+// largestExample renders the most bytes of all examples (see
+// TestLargestExample).
+const largestExample = "flux-sidecar"
+
+// benchExamples are the examples the benchmarks run.
+var benchExamples = []string{"hello-world", largestExample}
+
+// readClaim returns an example's claim as an object.
+func readClaim(tb testing.TB, example string) map[string]any {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "examples", example, "claim.yaml")) //nolint:gosec // test data
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var claim map[string]any
+	if err := yaml.Unmarshal(b, &claim); err != nil {
+		tb.Fatalf("%s: %v", example, err)
+	}
+	return claim
+}
+
+// exampleNames lists every example with a claim.
+func exampleNames(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "examples", "*", "claim.yaml"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no example claims: %v", err)
+	}
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		out = append(out, filepath.Base(filepath.Dir(f)))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// composite is the composite resource Crossplane creates for a claim named
+// name in namespace ns, with the fields Crossplane itself adds.
+func composite(name, ns string, spec map[string]any) map[string]any {
+	xrName := name + "-x7k2p"
+	s := make(map[string]any, len(spec)+4)
+	for k, v := range spec {
+		s[k] = v
+	}
+	s["claimRef"] = map[string]any{"apiVersion": "flux-framework.org/v1alpha2", "kind": "MiniCluster", "name": name, "namespace": ns}
+	s["compositionRef"] = map[string]any{"name": "miniclusters.flux-framework.org"}
+	s["compositionRevisionRef"] = map[string]any{"name": "miniclusters.flux-framework.org-5d2c9a1"}
+	s["compositionUpdatePolicy"] = "Automatic"
+	return map[string]any{
+		"apiVersion": "flux-framework.org/v1alpha2",
+		"kind":       "XMiniCluster",
+		"metadata": map[string]any{
+			"name":              xrName,
+			"generateName":      name + "-",
+			"uid":               "3b0d4b61-6a3e-4f3c-9b8e-0f4c2a1d7e55",
+			"resourceVersion":   "48213",
+			"generation":        float64(1),
+			"creationTimestamp": "2024-01-01T00:00:00Z",
+			"finalizers":        []any{"composite.apiextensions.crossplane.io"},
+			"labels": map[string]any{
+				function.LabelClaimName:      name,
+				function.LabelClaimNamespace: ns,
+				"crossplane.io/composite":    xrName,
+			},
+		},
+		"spec": s,
+	}
+}
+
+// firstRequest is the request of a claim's first reconcile: nothing
+// observed yet but the composite.
+func firstRequest(tb testing.TB, xr map[string]any) *fnv1.RunFunctionRequest {
+	tb.Helper()
+	md := xr["metadata"].(map[string]any)
+	return &fnv1.RunFunctionRequest{
+		Meta:     &fnv1.RequestMeta{Tag: "d1c8e1f4b0"},
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(tb, xr)}},
+		Desired: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(tb, map[string]any{
+			"apiVersion": xr["apiVersion"], "kind": xr["kind"], "metadata": map[string]any{"name": md["name"]},
+		})}},
+		Input: mustStruct(tb, mustJSONMap(tb, compositionInput)),
+	}
+}
+
+// steadyRequest is the request once everything exists and the brokers are
+// up: every resource the first response composed, as the API server
+// returns it, and the status the function reported.
+func steadyRequest(tb testing.TB, xr map[string]any) *fnv1.RunFunctionRequest {
+	tb.Helper()
+	first := firstRequest(tb, xr)
+	// Fixed entropy: the same claim always has the same key, so requests
+	// (and benchmark results) are reproducible.
+	fn := function.New(function.WithRandom(bytes.NewReader(bytes.Repeat([]byte{7}, 64))))
+	rsp, err := fn.RunFunction(context.Background(), proto.Clone(first).(*fnv1.RunFunctionRequest))
+	if err != nil || fatalResult(rsp) != "" {
+		tb.Fatalf("first run: %v %s", err, fatalResult(rsp))
+	}
+	md := xr["metadata"].(map[string]any)
+	xrName := md["name"].(string)
+	labels := md["labels"].(map[string]any)
+	size := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["size"]
+
+	observed := map[string]*fnv1.Resource{}
+	var refs []any
+	names := make([]string, 0, len(rsp.GetDesired().GetResources()))
+	for name := range rsp.GetDesired().GetResources() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		o := rsp.GetDesired().GetResources()[name].GetResource().AsMap()
+		om := o["metadata"].(map[string]any)
+		om["uid"] = fmt.Sprintf("7f6c1e2a-0000-4000-8000-%012d", i)
+		om["resourceVersion"] = strconv.Itoa(48214 + i)
+		om["generation"] = float64(1)
+		om["creationTimestamp"] = "2024-01-01T00:00:01Z"
+		ann, _ := om["annotations"].(map[string]any)
+		if ann == nil {
+			ann = map[string]any{}
+		}
+		ann["crossplane.io/composition-resource-name"] = name
+		om["annotations"] = ann
+		l, _ := om["labels"].(map[string]any)
+		if l == nil {
+			l = map[string]any{}
+		}
+		for k, v := range labels {
+			l[k] = v
+		}
+		om["labels"] = l
+		om["ownerReferences"] = []any{map[string]any{
+			"apiVersion": "flux-framework.org/v1alpha2", "kind": "XMiniCluster", "name": xrName,
+			"uid": md["uid"], "controller": true, "blockOwnerDeletion": true,
+		}}
+		switch o["kind"] {
+		case "Job":
+			spec := o["spec"].(map[string]any)
+			spec["manualSelector"] = false
+			spec["suspend"] = false
+			spec["podReplacementPolicy"] = "TerminatingOrFailed"
+			spec["selector"] = map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": om["uid"]}}
+			tl := spec["template"].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any)
+			tl["batch.kubernetes.io/controller-uid"] = om["uid"]
+			tl["batch.kubernetes.io/job-name"] = om["name"]
+			tl["controller-uid"] = om["uid"]
+			o["status"] = map[string]any{
+				"active": size, "ready": size, "terminating": float64(0),
+				"startTime": "2024-01-01T00:00:02Z", "uncountedTerminatedPods": map[string]any{},
+			}
+		case "Service":
+			spec := o["spec"].(map[string]any)
+			if spec["clusterIP"] == nil {
+				spec["clusterIP"] = "10.96.12.34"
+			}
+			spec["clusterIPs"] = []any{spec["clusterIP"]}
+			spec["ipFamilies"] = []any{"IPv4"}
+			spec["ipFamilyPolicy"] = "SingleStack"
+			spec["sessionAffinity"] = "None"
+			spec["internalTrafficPolicy"] = "Cluster"
+			if spec["type"] == nil {
+				spec["type"] = "ClusterIP"
+			}
+			o["status"] = map[string]any{"loadBalancer": map[string]any{}}
+		}
+		observed[name] = &fnv1.Resource{Resource: mustStruct(tb, o)}
+		refs = append(refs, map[string]any{"apiVersion": o["apiVersion"], "kind": o["kind"], "name": om["name"], "namespace": om["namespace"]})
+	}
+
+	oxr := mustStruct(tb, xr).AsMap()
+	oxr["spec"].(map[string]any)["resourceRefs"] = refs
+	st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	st["phase"] = "Running"
+	st["claimConditionTypes"] = []any{"Scaled", "Valid"}
+	var conds []any
+	for _, c := range []string{"Responsive", "Scaled", "Valid", "Synced", "Ready"} {
+		conds = append(conds, map[string]any{"type": c, "status": "True", "reason": "Available", "lastTransitionTime": "2024-01-01T00:00:03Z"})
+	}
+	st["conditions"] = conds
+	oxr["status"] = st
+
+	req := firstRequest(tb, xr)
+	req.Observed = &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(tb, oxr)}, Resources: observed}
+	return req
+}
+
+func mustStruct(tb testing.TB, m map[string]any) *structpb.Struct {
+	tb.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func mustJSONMap(tb testing.TB, j string) map[string]any {
+	tb.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(j), &m); err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+func fatalResult(rsp *fnv1.RunFunctionResponse) string {
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return r.GetMessage()
+		}
+	}
+	return ""
+}
+
+// exampleXR is the composite of an example claim.
+func exampleXR(tb testing.TB, example string) map[string]any {
+	tb.Helper()
+	claim := readClaim(tb, example)
+	md, _ := claim["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	if ns == "" {
+		ns = "default"
+	}
+	spec, _ := claim["spec"].(map[string]any)
+	return composite(name, ns, spec)
+}
+
+// sizedXR is hello-world with spec.size = spec.maxSize = size.
+func sizedXR(tb testing.TB, size int) map[string]any {
+	tb.Helper()
+	xr := exampleXR(tb, "hello-world")
+	spec := xr["spec"].(map[string]any)
+	spec["size"] = float64(size)
+	spec["maxSize"] = float64(size)
+	return xr
+}
+
+// call is one RunFunction as the gRPC server makes it: on a request of its
+// own. (The SDK's response.To shares the request's desired state with the
+// response, so a request must not be reused as is.)
+type call struct {
+	req     *fnv1.RunFunctionRequest
+	desired *fnv1.Resource
+}
+
+func newCall(req *fnv1.RunFunctionRequest) *call {
+	return &call{req: req, desired: req.GetDesired().GetComposite()}
+}
+
+func (c *call) run(fn *function.Function) (*fnv1.RunFunctionResponse, error) {
+	c.req.Desired = &fnv1.State{Composite: c.desired}
+	return fn.RunFunction(context.Background(), c.req)
+}
+
+// encoded returns the request and its response as bytes.
+func encoded(tb testing.TB, req *fnv1.RunFunctionRequest) (reqBytes []byte, rsp *fnv1.RunFunctionResponse) {
+	tb.Helper()
+	reqBytes, err := proto.Marshal(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rsp, err = function.New().RunFunction(context.Background(), proto.Clone(req).(*fnv1.RunFunctionRequest))
+	if err != nil || fatalResult(rsp) != "" {
+		tb.Fatalf("RunFunction: %v %s", err, fatalResult(rsp))
+	}
+	return reqBytes, rsp
+}
+
+// floorOp decodes the request and encodes the response, nothing else.
+func floorOp(reqBytes []byte, rsp *fnv1.RunFunctionResponse) (int, error) {
+	r := &fnv1.RunFunctionRequest{}
+	if err := proto.Unmarshal(reqBytes, r); err != nil {
+		return 0, err
+	}
+	b, err := proto.Marshal(rsp)
+	return len(b), err
+}
+
+// floorNs times floorOp for about d, outside the benchmark's timer, so a
+// benchmark can report its ratio to the floor measured in the same run.
+func floorNs(tb testing.TB, reqBytes []byte, rsp *fnv1.RunFunctionResponse, d time.Duration) float64 {
+	tb.Helper()
+	for range 100 { // warm up
+		if _, err := floorOp(reqBytes, rsp); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	n := 0
+	start := time.Now()
+	for time.Since(start) < d {
+		for range 100 {
+			_, _ = floorOp(reqBytes, rsp)
+		}
+		n += 100
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+type benchCase struct {
+	name string
+	req  *fnv1.RunFunctionRequest
+}
+
+func exampleCases(b *testing.B) []benchCase {
+	b.Helper()
+	var out []benchCase
+	for _, ex := range benchExamples {
+		xr := exampleXR(b, ex)
+		out = append(out,
+			benchCase{"example=" + ex + "/state=first", firstRequest(b, xr)},
+			benchCase{"example=" + ex + "/state=steady", steadyRequest(b, xr)},
+		)
+	}
+	return out
+}
+
+var sinkRsp *fnv1.RunFunctionResponse
+
+// benchRun times RunFunction alone on an already decoded request, and
+// reports the response size and the ratio to the floor.
+func benchRun(b *testing.B, req *fnv1.RunFunctionRequest) {
+	reqBytes, want := encoded(b, req)
+	floor := floorNs(b, reqBytes, want, 200*time.Millisecond)
+	fn := function.New()
+	c := newCall(proto.Clone(req).(*fnv1.RunFunctionRequest))
+	b.ReportAllocs()
+	for b.Loop() {
+		rsp, err := c.run(fn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sinkRsp = rsp
+	}
+	if msg := fatalResult(sinkRsp); msg != "" {
+		b.Fatal(msg)
+	}
+	b.ReportMetric(float64(proto.Size(sinkRsp)), "resp-bytes")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/floor, "x-floor")
+}
+
+// BenchmarkRunFunction is RunFunction on a decoded request: the first
+// reconcile (which generates the CURVE key) and the steady state.
+// x-floor is its time over BenchmarkFloor's, measured in the same run.
+func BenchmarkRunFunction(b *testing.B) {
+	for _, tc := range exampleCases(b) {
+		b.Run(tc.name, func(b *testing.B) { benchRun(b, tc.req) })
+	}
+}
+
+// BenchmarkFloor is proto.Unmarshal of the request plus proto.Marshal of
+// the response: what the gRPC server pays anyway.
+func BenchmarkFloor(b *testing.B) {
+	for _, tc := range exampleCases(b) {
+		b.Run(tc.name, func(b *testing.B) {
+			reqBytes, rsp := encoded(b, tc.req)
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				var err error
+				if n, err = floorOp(reqBytes, rsp); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(reqBytes)), "req-bytes")
+			b.ReportMetric(float64(n), "resp-bytes")
+		})
+	}
+}
+
+// BenchmarkRoundTrip is what the server does per request: decode, run,
+// encode. x-floor is its time over the floor's.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, tc := range exampleCases(b) {
+		b.Run(tc.name, func(b *testing.B) {
+			reqBytes, want := encoded(b, tc.req)
+			floor := floorNs(b, reqBytes, want, 200*time.Millisecond)
+			fn := function.New()
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				r := &fnv1.RunFunctionRequest{}
+				if err := proto.Unmarshal(reqBytes, r); err != nil {
+					b.Fatal(err)
+				}
+				rsp, err := fn.RunFunction(context.Background(), r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := proto.Marshal(rsp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(out)
+			}
+			b.ReportMetric(float64(n), "resp-bytes")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/floor, "x-floor")
+		})
+	}
+}
+
+// scalingSizes are the sizes of the scaling benchmark and test; 4 is the
+// reference (hello-world's size).
+var scalingSizes = []int{1, 4, 64, 1000, 10000}
+
+// BenchmarkRunFunctionSize is steady-state RunFunction of hello-world with
+// size = maxSize = 1 ... 10000: time, allocations and response bytes must
+// not grow with size (host lists stay compressed).
+func BenchmarkRunFunctionSize(b *testing.B) {
+	for _, size := range scalingSizes {
+		req := steadyRequest(b, sizedXR(b, size))
+		b.Run("size="+strconv.Itoa(size), func(b *testing.B) { benchRun(b, req) })
+	}
+}
+
+// TestLargestExample keeps largestExample the example with the largest
+// response.
+func TestLargestExample(t *testing.T) {
+	best, bestSize := "", 0
+	for _, ex := range exampleNames(t) {
+		_, rsp := encoded(t, steadyRequest(t, exampleXR(t, ex)))
+		if n := proto.Size(rsp); n > bestSize {
+			best, bestSize = ex, n
+		}
+	}
+	if best != largestExample {
+		t.Errorf("the largest response is %s's (%d bytes), not %s's: update largestExample", best, bestSize, largestExample)
+	}
+}
+
+// TestResponseSizeFlat: the response stays far below gRPC's 4 MiB limit
+// and its structure does not grow with the cluster's size: from size 4 to
+// 10000 only the digits of numbers in strings change.
+func TestResponseSizeFlat(t *testing.T) {
+	const limit = 64 << 10
+	sizes := map[string]map[int]int{}
+	for _, state := range []string{"first", "steady"} {
+		sizes[state] = map[int]int{}
+		for _, size := range scalingSizes {
+			req := firstRequest(t, sizedXR(t, size))
+			if state == "steady" {
+				req = steadyRequest(t, sizedXR(t, size))
+			}
+			_, rsp := encoded(t, req)
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sizes[state][size] = len(b)
+			if len(b) >= limit {
+				t.Errorf("%s size %d: response is %d bytes, want < %d", state, size, len(b), limit)
+			}
+		}
+		// Host names grow by 3 digits ("flux-sample-[0-9999]" vs
+		// "flux-sample-[0-3]") in the hostlist and broker.toml; numbers
+		// are doubles of fixed width in protobuf.
+		const slack = 8
+		if d := sizes[state][10000] - sizes[state][4]; d < 0 || d > slack {
+			t.Errorf("%s: response for size 10000 is %d bytes, for size 4 %d bytes: %+d, want at most %d more", state, sizes[state][10000], sizes[state][4], d, slack)
+		}
+		t.Logf("%s: response bytes by size %v", state, sizes[state])
+	}
+}
+
+// TestRunFunctionDoesNotGrowHeap serves 10,000 requests through the real
+// gRPC server (sdk.Serve, insecure, on a Unix socket) and checks that the
+// live heap after 10,000 requests is no larger than after 1,000, within a
+// small margin: nothing accumulates per request.
+func TestRunFunctionDoesNotGrowHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("serves 10,000 requests")
+	}
+	sock := filepath.Join(t.TempDir(), "fn.sock")
+	go func() {
+		// Serve never returns unless it fails; the test process ends it.
+		err := sdk.Serve(function.New(), sdk.Listen("unix", sock), sdk.Insecure(true), sdk.WithMetricsServer(""))
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close() //nolint:errcheck // test
+	client := fnv1.NewFunctionRunnerServiceClient(conn)
+
+	// A mix: first runs (new keys), steady states, and a large cluster.
+	reqs := []*fnv1.RunFunctionRequest{
+		firstRequest(t, exampleXR(t, "hello-world")),
+		steadyRequest(t, exampleXR(t, "hello-world")),
+		steadyRequest(t, exampleXR(t, largestExample)),
+		steadyRequest(t, sizedXR(t, 10000)),
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) { // the server may take a moment to listen
+		if _, err = client.RunFunction(ctx, reqs[0]); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("function did not answer: %v", err)
+	}
+
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	serve := func(from, to int) {
+		for i := from; i < to; i++ {
+			rsp, err := client.RunFunction(ctx, reqs[i%len(reqs)])
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			if msg := fatalResult(rsp); msg != "" {
+				t.Fatalf("request %d: %s", i, msg)
+			}
+		}
+	}
+	start := time.Now()
+	serve(0, 1000)
+	at1k := heap()
+	serve(1000, 10000)
+	at10k := heap()
+	t.Logf("10,000 requests in %v; HeapInuse after GC: %.1f MiB at 1k, %.1f MiB at 10k", time.Since(start).Round(time.Millisecond), float64(at1k)/(1<<20), float64(at10k)/(1<<20))
+	// 1 MiB covers allocator noise (span reuse, gRPC buffers) while a leak
+	// of even 100 bytes per request would exceed it.
+	const margin = 1 << 20
+	if at10k > at1k+margin {
+		t.Errorf("heap grew from %d to %d bytes between 1,000 and 10,000 requests: something accumulates per request", at1k, at10k)
+	}
+}

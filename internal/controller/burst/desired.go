@@ -1,0 +1,228 @@
+// Package burst is the burst controller: a crossplane-runtime managed
+// reconciler that realises a Burst as a burst MiniCluster claim (and a copy
+// of the root's CURVE certificate) in a target cluster, wired to the root's
+// lead broker through its NodePort, and keeps that wiring true.
+package burst
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
+	"github.com/flux-framework/minicluster-crossplane/internal/render"
+)
+
+// Labels on what the controller creates in the target, so it only ever
+// updates or deletes its own objects.
+const (
+	LabelBurstName      = "bursting.flux-framework.org/burst"
+	LabelBurstNamespace = "bursting.flux-framework.org/burst-namespace"
+)
+
+// Lead is where a burst cluster reaches the root's rank-0 broker.
+type Lead struct {
+	Address string
+	Port    int32
+	Node    string
+}
+
+// Root is what the controller needs of the root MiniCluster.
+type Root struct {
+	MiniCluster *v1alpha2.MiniCluster
+	// MaximumSize of the root: its host range.
+	MaximumSize int32
+}
+
+// ClusterEntry returns the root's bursting cluster called name.
+func (r Root) ClusterEntry(name string) (v1alpha2.BurstedCluster, error) {
+	for _, c := range r.MiniCluster.Spec.Flux.Bursting.Clusters {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	names := make([]string, 0, len(r.MiniCluster.Spec.Flux.Bursting.Clusters))
+	for _, c := range r.MiniCluster.Spec.Flux.Bursting.Clusters {
+		names = append(names, c.Name)
+	}
+	return v1alpha2.BurstedCluster{}, fmt.Errorf("spec.forProvider.cluster %q is not one of root MiniCluster %s's spec.flux.bursting.clusters %v: its hostnames must be in the root's host list", name, r.MiniCluster.Name, names)
+}
+
+// RootFrom reads the root claim, with the defaults the function applies, so
+// both sides compute the same host list.
+func RootFrom(u *unstructured.Unstructured) (Root, error) {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return Root{}, err
+	}
+	mc := &v1alpha2.MiniCluster{}
+	if err := json.Unmarshal(b, mc); err != nil {
+		return Root{}, fmt.Errorf("cannot decode root MiniCluster %s: %w", u.GetName(), err)
+	}
+	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
+	max := mc.Status.MaximumSize
+	if max == 0 {
+		max = mc.Spec.SizeValue()
+		if mc.Spec.MaxSize > max {
+			max = mc.Spec.MaxSize
+		}
+	}
+	return Root{MiniCluster: mc, MaximumSize: max}, nil
+}
+
+// NodeAddress is the address other clusters reach a node at: its
+// ExternalIP, else its InternalIP.
+func NodeAddress(n *corev1.Node) string {
+	for _, t := range []corev1.NodeAddressType{corev1.NodeExternalIP, corev1.NodeInternalIP} {
+		for _, a := range n.Status.Addresses {
+			if a.Type == t && a.Address != "" {
+				return a.Address
+			}
+		}
+	}
+	return ""
+}
+
+// LeadPod picks the pod running the root's lead broker (completion index
+// 0) among pods: the newest one that is scheduled and not finished.
+func LeadPod(pods []corev1.Pod) *corev1.Pod {
+	var live []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		live = append(live, p)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	sort.Slice(live, func(i, j int) bool {
+		if !live[i].CreationTimestamp.Equal(&live[j].CreationTimestamp) {
+			return live[j].CreationTimestamp.Before(&live[i].CreationTimestamp)
+		}
+		return live[i].Name < live[j].Name
+	})
+	return live[0]
+}
+
+// NodePort is the lead broker Service's node port for the broker port.
+func NodePort(svc *corev1.Service) int32 {
+	for _, p := range svc.Spec.Ports {
+		if p.Port == render.BrokerPort {
+			return p.NodePort
+		}
+	}
+	return 0
+}
+
+// SecretName is the target's copy of the root's certificate.
+func SecretName(b *v1alpha1.Burst) string { return b.Spec.ForProvider.Cluster + "-curve-cert" }
+
+// RootSecretName is the root's own certificate Secret.
+func RootSecretName(r Root) string { return render.CurveSecretName(r.MiniCluster) }
+
+func labels(b *v1alpha1.Burst) map[string]string {
+	return map[string]string{LabelBurstName: b.Name, LabelBurstNamespace: b.Namespace}
+}
+
+// Owned reports whether the controller made obj for b.
+func Owned(obj metav1.Object, b *v1alpha1.Burst) bool {
+	l := obj.GetLabels()
+	return l[LabelBurstName] == b.Name && l[LabelBurstNamespace] == b.Namespace
+}
+
+// DesiredSecret is the target's copy of the root's CURVE certificate.
+func DesiredSecret(b *v1alpha1.Burst, cert []byte) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: SecretName(b), Namespace: b.Spec.ForProvider.TargetNamespace, Labels: labels(b)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{entrypoint.CurveFile: cert},
+	}
+}
+
+// DesiredClaim is the burst MiniCluster: the Burst's template, sized as the
+// root's cluster entry, joined to the root's lead broker with the root's
+// clusters list and certificate.
+func DesiredClaim(b *v1alpha1.Burst, root Root, lead Lead) (*unstructured.Unstructured, error) {
+	entry, err := root.ClusterEntry(b.Spec.ForProvider.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	spec := *b.Spec.ForProvider.Template.DeepCopy()
+	size := entry.Size
+	spec.Size = &size
+	spec.Flux.CurveCert = ""
+	spec.Flux.CurveCertSecret = SecretName(b)
+	spec.Flux.Bursting = v1alpha2.Bursting{
+		LeadBroker: &v1alpha2.FluxBroker{Address: lead.Address, Port: lead.Port, Name: root.MiniCluster.Name, Size: root.MaximumSize},
+		Clusters:   append([]v1alpha2.BurstedCluster(nil), root.MiniCluster.Spec.Flux.Bursting.Clusters...),
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	var specMap map[string]any
+	if err := json.Unmarshal(raw, &specMap); err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": specMap}}
+	u.SetAPIVersion(v1alpha2.SchemeGroupVersion.String())
+	u.SetKind(v1alpha2.ClaimKind)
+	u.SetName(b.Spec.ForProvider.Cluster)
+	u.SetNamespace(b.Spec.ForProvider.TargetNamespace)
+	u.SetLabels(labels(b))
+	return u, nil
+}
+
+// MutableSpec is what the controller keeps true in an existing burst claim:
+// the only fields a MiniCluster allows to change (the rest is the Job's
+// immutable pod template).
+type MutableSpec struct {
+	Size       int64
+	LeadBroker map[string]any
+}
+
+// Mutable reads the mutable part of a claim's spec.
+func Mutable(u *unstructured.Unstructured) MutableSpec {
+	size, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "size")
+	lb, _, _ := unstructured.NestedMap(u.Object, "spec", "flux", "bursting", "leadBroker")
+	return MutableSpec{Size: toInt64(size), LeadBroker: normalizeNumbers(lb)}
+}
+
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	case int32:
+		return int64(n)
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func normalizeNumbers(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch v.(type) {
+		case int, int32, int64, float64:
+			out[k] = toInt64(v)
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}

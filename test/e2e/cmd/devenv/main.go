@@ -1,0 +1,229 @@
+// Command devenv runs the end-to-end control plane (etcd, kube-apiserver,
+// kube-controller-manager, Crossplane core and the MiniCluster function,
+// with the repository's RBAC, XRD and Composition installed) in the
+// background, for trying MiniClusters by hand:
+//
+//	devenv up      start it and print `export KUBECONFIG=...`
+//	devenv down    stop it
+//	devenv status  say whether it runs
+//
+// `make dev-up` and `make dev-down` run it. Its state (pid file, log,
+// certificates, etcd data, the control plane's logs) lives in
+// $MC_DEVENV_DIR, default $TMPDIR/minicluster-devenv.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+)
+
+const usage = `usage: devenv up|down|status|serve [--dir DIR]
+
+  up      start the control plane in the background; prints export KUBECONFIG=...
+  down    stop it
+  status  print whether it runs, and its KUBECONFIG
+  serve   run it in the foreground until interrupted (what up starts)
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	cmd := os.Args[1]
+	fs := flag.NewFlagSet("devenv "+cmd, flag.ExitOnError)
+	def := os.Getenv("MC_DEVENV_DIR")
+	if def == "" {
+		def = filepath.Join(os.TempDir(), "minicluster-devenv")
+	}
+	dir := fs.String("dir", def, "state directory ($MC_DEVENV_DIR)")
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long up waits for the control plane")
+	_ = fs.Parse(os.Args[2:])
+	st := state{dir: *dir}
+
+	var err error
+	switch cmd {
+	case "up":
+		err = st.up(*timeout)
+	case "down":
+		err = st.down()
+	case "status":
+		err = st.status()
+	case "serve":
+		err = st.serve()
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "devenv:", err)
+		os.Exit(1)
+	}
+}
+
+type state struct{ dir string }
+
+func (s state) pidFile() string    { return filepath.Join(s.dir, "devenv.pid") }
+func (s state) logFile() string    { return filepath.Join(s.dir, "devenv.log") }
+func (s state) readyFile() string  { return filepath.Join(s.dir, "ready") }
+func (s state) cpDir() string      { return filepath.Join(s.dir, "control-plane") }
+func (s state) kubeconfig() string { return filepath.Join(s.cpDir(), "admin.kubeconfig") }
+
+// running returns the pid of a running devenv serve, or 0.
+func (s state) running() int {
+	b, err := os.ReadFile(s.pidFile())
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		return 0
+	}
+	// The pid may have been reused by another program.
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if !strings.Contains(string(cmdline), "serve") {
+		return 0
+	}
+	return pid
+}
+
+func (s state) printExport() {
+	fmt.Printf("export KUBECONFIG=%s\n", s.kubeconfig())
+}
+
+func (s state) up(timeout time.Duration) error {
+	if pid := s.running(); pid != 0 {
+		fmt.Fprintf(os.Stderr, "devenv: already running (pid %d); `make dev-down` stops it\n", pid)
+		s.printExport()
+		return nil
+	}
+	// A fresh control plane every time: stale etcd data and certificates
+	// from an earlier run would only confuse.
+	if err := os.RemoveAll(s.dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	logf, err := os.Create(s.logFile())
+	if err != nil {
+		return err
+	}
+	defer logf.Close() //nolint:errcheck // the child has its own descriptor
+	cmd := exec.Command(self, "serve", "--dir", s.dir) //nolint:gosec // ourselves
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command and its terminal
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "devenv: starting the control plane (pid %d, log %s)...\n", cmd.Process.Pid, s.logFile())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	// Follow the log until the control plane is ready or the server dies.
+	deadline := time.After(timeout)
+	var off int64
+	follow := func() {
+		f, err := os.Open(s.logFile())
+		if err != nil {
+			return
+		}
+		defer f.Close() //nolint:errcheck // read-only
+		if _, err := f.Seek(off, io.SeekStart); err == nil {
+			n, _ := io.Copy(os.Stderr, f)
+			off += n
+		}
+	}
+	for {
+		follow()
+		if _, err := os.Stat(s.readyFile()); err == nil {
+			fmt.Fprintf(os.Stderr, "devenv: ready. Try:\n  kubectl apply -f examples/hello-world/claim.yaml\n  kubectl get miniclusters,jobs,services,configmaps,secrets -n default\nStop it with `make dev-down`.\n")
+			s.printExport()
+			return nil
+		}
+		select {
+		case err := <-exited:
+			follow()
+			return fmt.Errorf("the control plane exited during start (%v); see %s", err, s.logFile())
+		case <-deadline:
+			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
+			return fmt.Errorf("the control plane was not ready after %s; stopping it (log: %s)", timeout, s.logFile())
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+func (s state) down() error {
+	pid := s.running()
+	if pid == 0 {
+		fmt.Fprintln(os.Stderr, "devenv: not running")
+		_ = os.Remove(s.pidFile())
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "devenv: stopping pid %d...\n", pid)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return err
+	}
+	for range 120 {
+		if syscall.Kill(pid, 0) != nil {
+			fmt.Fprintf(os.Stderr, "devenv: stopped (logs kept in %s)\n", s.dir)
+			return nil
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	return errors.New("the control plane did not stop within a minute; killed it")
+}
+
+func (s state) status() error {
+	if pid := s.running(); pid != 0 {
+		fmt.Fprintf(os.Stderr, "devenv: running (pid %d)\n", pid)
+		s.printExport()
+		return nil
+	}
+	fmt.Fprintln(os.Stderr, "devenv: not running")
+	return nil
+}
+
+// serve runs the control plane in the foreground until SIGTERM or SIGINT.
+func (s state) serve() error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := os.WriteFile(s.pidFile(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(s.pidFile()) //nolint:errcheck // best effort
+	cp, err := harness.Start(ctx, harness.Options{Name: "dev", Dir: s.cpDir()})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(s.readyFile(), []byte(cp.Kubeconfig+"\n"), 0o600); err != nil {
+		_ = cp.Stop()
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "devenv: serving; processes %v\n", cp.Pids())
+	<-ctx.Done()
+	fmt.Fprintln(os.Stderr, "devenv: stopping")
+	_ = os.Remove(s.readyFile())
+	return cp.Stop()
+}
