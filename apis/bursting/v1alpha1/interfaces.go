@@ -1,8 +1,8 @@
 package v1alpha1
 
 import (
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
 // The methods below make the types crossplane-runtime managed resources,
