@@ -90,3 +90,26 @@ test: lint test-unit test-render e2e ## Every test.
 .PHONY: clean
 clean: ## Remove build output (not the tool cache).
 	rm -rf $(BIN)
+
+# Packages: the Function, Provider and Configuration .xpkg files.
+VERSION ?= v0.1.0
+REGISTRY ?= xpkg.crossplane.io/flux-framework
+PKG_OUT := _output/packages
+
+.PHONY: build-linux
+build-linux: ## Static linux/amd64 binaries for the package runtime images.
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags="-s -w" -o $(BIN)/linux_amd64/function ./cmd/function
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags="-s -w" -o $(BIN)/linux_amd64/provider ./cmd/provider
+
+.PHONY: packages
+packages: build-linux ## Build the three .xpkg files into _output/packages (no Docker needed).
+	@$(TOOLS) install crossplane-cli
+	go run ./hack/packages --crossplane "$$($(TOOLS) path crossplane-cli)" --bin $(BIN)/linux_amd64 \
+		--out $(PKG_OUT) --version $(VERSION) --registry $(REGISTRY)
+
+.PHONY: publish
+publish: packages ## Push the packages to $(REGISTRY) (e.g. make publish REGISTRY=registry.example.com/flux).
+	@$(TOOLS) install crossplane-cli
+	for p in function-minicluster provider-minicluster-burst configuration-minicluster; do \
+		"$$($(TOOLS) path crossplane-cli)" xpkg push -f $(PKG_OUT)/$$p.xpkg $(REGISTRY)/$$p:$(VERSION); \
+	done
