@@ -375,6 +375,11 @@ func validateBursting(mc *MiniCluster, p *field.Path) field.ErrorList {
 	if b.Hostlist != "" && len(b.Clusters) > 0 {
 		errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, "set either hostlist or clusters, not both"))
 	}
+	if t := mc.Spec.Flux.Topology; t != "" && (len(b.Clusters) > 0 || b.LeadBroker != nil) {
+		// In a tree a burst broker's parent may be a root rank other than 0,
+		// which only rank 0's NodePort makes reachable from outside.
+		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "topology"), t, "bursting works only with the flat default overlay: remove topology"))
+	}
 	// Every name gives hostnames <name>-<index>, which must be unique: the
 	// root's (this MiniCluster, or leadBroker.name for a burst, which is
 	// itself one of the clusters) and each cluster's.

@@ -510,6 +510,13 @@ func invalidCases() map[string]invalidCase {
 			})),
 			want: invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: "set either hostlist or clusters, not both"},
 		},
+		"TopologyWithBursting": {
+			reason: "A tree overlay would give burst brokers parents they cannot reach.",
+			args: mc(func(m *MiniCluster) { m.Spec.Flux.Topology = "kary:2" }, withBursting(func(b *Bursting) {
+				b.Clusters = []BurstedCluster{{Name: "burst-0", Size: 4}}
+			})),
+			want: invalid{fields: []string{"spec.flux.topology"}, msg: "flat default overlay"},
+		},
 		"DuplicateBurstClusters": {
 			reason: "Two clusters with one name would list the same hostnames twice.",
 			args: mc(withBursting(func(b *Bursting) {
