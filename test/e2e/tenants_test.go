@@ -39,11 +39,13 @@ func TestTenants(t *testing.T) {
 	const name = "flux-sample"
 	tenantA, tenantB := "tenant-a", "tenant-b"
 
+	// Created by the test, not a step: a step's cleanups run when it ends.
+	for _, ns := range []string{tenantA, tenantB} {
+		createNamespace(t, cp, ns)
+		createClaim(t, cp, exampleClaim(t, cp, helloWorld, ns, ""))
+	}
+
 	step(t, "claims compose a cluster in each tenant namespace", func(t *testing.T) {
-		for _, ns := range []string{tenantA, tenantB} {
-			createNamespace(t, cp, ns)
-			createClaim(t, cp, exampleClaim(t, cp, helloWorld, ns, ""))
-		}
 		for _, ns := range []string{tenantA, tenantB} {
 			eventually(t, 2*time.Minute, ns+" claim is Synced and its objects exist", func() error {
 				c, err := getClaim(t, cp, ns, name)

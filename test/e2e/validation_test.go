@@ -114,7 +114,6 @@ func TestXRDValidation(t *testing.T) {
 		"spec.size":                        {patch: `{"spec":{"size":2}}`},
 		"spec.flux.bursting.leadBroker":    {patch: `{"spec":{"flux":{"bursting":{"leadBroker":{"address":"10.1.2.3","name":"root","size":4}}}}}`},
 		"spec.containers":                  {patch: `{"spec":{"containers":[{"image":"rockylinux:9","command":"echo goodbye"}]}}`, want: "spec.containers is immutable"},
-		"spec.maxSize":                     {patch: `{"spec":{"maxSize":8}}`, want: "spec.maxSize is immutable"},
 		"spec.logging":                     {patch: `{"spec":{"logging":{"quiet":false}}}`, want: "spec.logging is immutable"},
 		"spec.flux.connectTimeout":         {patch: `{"spec":{"flux":{"connectTimeout":"10s"}}}`, want: "spec.flux.connectTimeout is immutable"},
 		"spec.flux.bursting.clusters":      {patch: `{"spec":{"flux":{"bursting":{"clusters":[{"name":"b","size":1}]}}}}`, want: "spec.flux.bursting.clusters is immutable"},
@@ -122,6 +121,17 @@ func TestXRDValidation(t *testing.T) {
 		"spec.size to 0 (schema minimum)":  {patch: `{"spec":{"size":0}}`, want: "spec.size"},
 		"spec.size above maxSize":          {patch: `{"spec":{"size":5,"maxSize":4}}`, want: "spec.maxSize"},
 		"spec.compositionRef (Crossplane)": {patch: `{"spec":{"compositionRef":{"name":"miniclusters.flux-framework.org"}}}`},
+		// Fields the claim did not set at creation cannot be added later
+		// either: spec.pod would change the Job's immutable pod template.
+		"add spec.pod":                          {patch: `{"spec":{"pod":{"nodeSelector":{"pool":"hpc"}}}}`, want: "spec.pod is immutable"},
+		"add spec.network":                      {patch: `{"spec":{"network":{"headlessName":"other"}}}`, want: "spec.network is immutable"},
+		"add spec.maxSize":                      {patch: `{"spec":{"maxSize":8}}`, want: "spec.maxSize is immutable"},
+		"add spec.interactive":                  {patch: `{"spec":{"interactive":true}}`, want: "spec.interactive is immutable"},
+		"add spec.flux.submitCommand":           {patch: `{"spec":{"flux":{"submitCommand":"flux run"}}}`, want: "spec.flux.submitCommand is immutable"},
+		"add spec.flux.bursting.clusters":       {patch: `{"spec":{"flux":{"bursting":{"clusters":[{"name":"b","size":1}]}}}}`, want: "spec.flux.bursting.clusters is immutable"},
+		"remove spec.logging":                   {patch: `{"spec":{"logging":null}}`, want: "spec.logging is immutable"},
+		"remove spec.flux (defaults come back)": {patch: `{"spec":{"flux":null}}`},
+		"spec.cleanup (reported, not composed)": {patch: `{"spec":{"cleanup":true}}`},
 	}
 	for what, tc := range updates {
 		t.Run("update "+what, func(t *testing.T) {

@@ -8,8 +8,10 @@ import (
 	"context"
 	"encoding/base64"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +117,18 @@ func normalize(t *testing.T, out []byte) []byte {
 	if err != nil {
 		t.Fatalf("render output is not YAML: %v", err)
 	}
+	// The render engine lists Result objects in no fixed order; sort them
+	// (stably, after the resources) so the golden compares what matters.
+	sort.SliceStable(objs, func(i, j int) bool {
+		ri, rj := objs[i].GetKind() == "Result", objs[j].GetKind() == "Result"
+		if ri != rj {
+			return !ri
+		}
+		if ri {
+			return fmt.Sprint(objs[i].Object["message"]) < fmt.Sprint(objs[j].Object["message"])
+		}
+		return false
+	})
 	var b strings.Builder
 	for _, o := range objs {
 		if o.GetKind() == "Secret" && o.GetAnnotations()["crossplane.io/composition-resource-name"] == "curve-cert" {

@@ -33,7 +33,26 @@ type MiniClusterList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.maxSize) || self.maxSize == 0 || self.maxSize >= self.size",message="spec.maxSize must be at least spec.size: raise maxSize or lower size"
 // +kubebuilder:validation:XValidation:rule="!has(self.minSize) || self.minSize == 0 || self.minSize <= self.size",message="spec.minSize must not exceed spec.size: it is the number of brokers Flux waits for before starting"
 // +kubebuilder:validation:XValidation:rule="size(self.containers) == 1 || self.containers.exists_one(c, has(c.runFlux) && c.runFlux)",message="spec.containers must have exactly one container with runFlux: true (the Flux broker runner)"
+//
+// +kubebuilder:validation:XValidation:rule="has(self.services) == has(oldSelf.services)",message="spec.services is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.network) == has(oldSelf.network)",message="spec.network is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.jobLabels) == has(oldSelf.jobLabels)",message="spec.jobLabels is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.interactive) == has(oldSelf.interactive)",message="spec.interactive is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.logging) == has(oldSelf.logging)",message="spec.logging is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.archive) == has(oldSelf.archive)",message="spec.archive is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.shareProcessNamespace) == has(oldSelf.shareProcessNamespace)",message="spec.shareProcessNamespace is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.maxSize) == has(oldSelf.maxSize)",message="spec.maxSize is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.minSize) == has(oldSelf.minSize)",message="spec.minSize is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.backoffLimit) == has(oldSelf.backoffLimit)",message="spec.backoffLimit is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.pod) == has(oldSelf.pod)",message="spec.pod is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 type MiniClusterSpec struct {
+	// Immutability: a transition rule on a field (self == oldSelf) runs only
+	// when the old object has the field, so on its own it would let an update
+	// add spec.pod (say) to a claim created without it, and the Job's
+	// immutable pod template would then refuse the change. The has() rules
+	// on this type, on FluxSpec and on Bursting close that gap; spec.flux and
+	// spec.flux.bursting default to {} so that their own rules always run.
+
 	// Containers of every pod of the Indexed Job. Exactly one of them is the
 	// Flux runner (runFlux: true; implied when there is only one).
 	// +listType=atomic
@@ -70,6 +89,7 @@ type MiniClusterSpec struct {
 
 	// Flux configures the brokers, the Flux view and bursting.
 	// +optional
+	// +kubebuilder:default={}
 	Flux FluxSpec `json:"flux,omitempty"`
 
 	// Logging switches for the entrypoints and brokers.
@@ -305,6 +325,21 @@ type PodSecurityContext struct {
 }
 
 // FluxSpec configures Flux itself.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.container) == has(oldSelf.container)",message="spec.flux.container is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.submitCommand) == has(oldSelf.submitCommand)",message="spec.flux.submitCommand is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.wrap) == has(oldSelf.wrap)",message="spec.flux.wrap is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.optionFlags) == has(oldSelf.optionFlags)",message="spec.flux.optionFlags is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.minimalService) == has(oldSelf.minimalService)",message="spec.flux.minimalService is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.disableSocket) == has(oldSelf.disableSocket)",message="spec.flux.disableSocket is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.noWaitSocket) == has(oldSelf.noWaitSocket)",message="spec.flux.noWaitSocket is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.completeWorkers) == has(oldSelf.completeWorkers)",message="spec.flux.completeWorkers is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.topology) == has(oldSelf.topology)",message="spec.flux.topology is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.curveCert) == has(oldSelf.curveCert)",message="spec.flux.curveCert is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.curveCertSecret) == has(oldSelf.curveCertSecret)",message="spec.flux.curveCertSecret is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.scheduler) == has(oldSelf.scheduler)",message="spec.flux.scheduler is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.brokerConfig) == has(oldSelf.brokerConfig)",message="spec.flux.brokerConfig is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.environment) == has(oldSelf.environment)",message="spec.flux.environment is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 type FluxSpec struct {
 	// Container is the init container that provides Flux (a spack view).
 	// +optional
@@ -406,6 +441,7 @@ type FluxSpec struct {
 
 	// Bursting joins this cluster with clusters elsewhere.
 	// +optional
+	// +kubebuilder:default={}
 	Bursting Bursting `json:"bursting,omitempty"`
 
 	// BrokerConfig is a broker.toml used verbatim instead of the generated one.
@@ -438,6 +474,9 @@ type FluxScheduler struct {
 // root's lead broker (leadBroker).
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.hostlist) && size(self.hostlist) > 0 && has(self.clusters) && size(self.clusters) > 0)",message="spec.flux.bursting: set either hostlist or clusters, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.hostlist) == has(oldSelf.hostlist)",message="spec.flux.bursting.hostlist is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.clusters) == has(oldSelf.clusters)",message="spec.flux.bursting.clusters is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.leadBrokerService) == has(oldSelf.leadBrokerService)",message="spec.flux.bursting.leadBrokerService is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 type Bursting struct {
 	// LeadBroker is the root cluster's rank-0 broker, for a burst cluster.
 	// The burst controller keeps its address and port up to date.

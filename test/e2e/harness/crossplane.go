@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,7 +59,11 @@ func (cp *ControlPlane) initCrossplane(ctx context.Context) error {
 		if err = run(ctx, "crossplane core init", cp.tools.Crossplane, []string{"core", "init"}, cp.crossplaneEnv(), logPath); err == nil {
 			break
 		}
-		cp.logf("crossplane core init attempt %d failed, retrying: %v", attempt, lastLines(err.Error(), 1))
+		if strings.Contains(err.Error(), `no matches for kind "Lock"`) {
+			cp.logf("crossplane core init: the Lock CRD it just created is not served yet; running it again")
+		} else {
+			cp.logf("crossplane core init attempt %d failed, retrying: %v", attempt, lastLines(err.Error(), 1))
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -80,17 +85,30 @@ func (cp *ControlPlane) initCrossplane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cp.pki.xpClientDir = filepath.Join(cp.Dir, "crossplane-tls-client")
-	if err := writeFiles(cp.pki.xpClientDir, map[string][]byte{
-		corev1.TLSCertKey: cs[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: cs[corev1.TLSPrivateKeyKey], "ca.crt": cs["ca.crt"],
-	}); err != nil {
-		return err
-	}
 	cas, err := secret(caSecretName)
 	if err != nil {
 		return err
 	}
-	ca, err := parseCA(cas[corev1.TLSCertKey], cas[corev1.TLSPrivateKeyKey])
+	cp.pki.xpClientDir = filepath.Join(cp.Dir, "crossplane-tls-client")
+	cp.pki.fnServerDir = filepath.Join(cp.Dir, "function-tls-server")
+	return writeFunctionMTLS(cs, cas, cp.pki.xpClientDir, cp.pki.fnServerDir)
+}
+
+// writeFunctionMTLS writes Crossplane's client directory from its client
+// Secret, and the function's server directory with a certificate signed by
+// the CA of Crossplane's root CA Secret.
+func writeFunctionMTLS(clientSecret, caSecret map[string][]byte, clientDir, serverDir string) error {
+	for _, k := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey, "ca.crt"} {
+		if len(clientSecret[k]) == 0 {
+			return fmt.Errorf("secret %s has no %s", clientSecretName, k)
+		}
+	}
+	if err := writeFiles(clientDir, map[string][]byte{
+		corev1.TLSCertKey: clientSecret[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: clientSecret[corev1.TLSPrivateKeyKey], "ca.crt": clientSecret["ca.crt"],
+	}); err != nil {
+		return err
+	}
+	ca, err := parseCA(caSecret[corev1.TLSCertKey], caSecret[corev1.TLSPrivateKeyKey])
 	if err != nil {
 		return fmt.Errorf("secret %s: %w", caSecretName, err)
 	}
@@ -103,8 +121,7 @@ func (cp *ControlPlane) initCrossplane(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cp.pki.fnServerDir = filepath.Join(cp.Dir, "function-tls-server")
-	return writeFiles(cp.pki.fnServerDir, map[string][]byte{
+	return writeFiles(serverDir, map[string][]byte{
 		corev1.TLSCertKey: kp.certPEM, corev1.TLSPrivateKeyKey: kp.keyPEM, "ca.crt": ca.certPEM,
 	})
 }
@@ -248,8 +265,9 @@ func (cp *ControlPlane) registerFunction(ctx context.Context) error {
 		"endpoint":     cp.FunctionAddress,
 		"capabilities": []any{"composition"},
 		"conditions": []any{
-			map[string]any{"type": "Healthy", "status": "True", "reason": "HealthyPackageRevision", "lastTransitionTime": now()},
+			map[string]any{"type": "RevisionHealthy", "status": "True", "reason": "HealthyPackageRevision", "lastTransitionTime": now()},
 			map[string]any{"type": "RuntimeHealthy", "status": "True", "reason": "HealthyPackageRevision", "lastTransitionTime": now()},
+			map[string]any{"type": "RuntimeActive", "status": "True", "reason": "ActiveRuntime", "lastTransitionTime": now()},
 		},
 	}}
 	b, err := json.Marshal(status)

@@ -412,6 +412,9 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	// Warnings (e.g. "CompositeResourceDefinition v1 is deprecated", which
+	// claims still need) go to the progress log once each.
+	cp.Config.WarningHandlerWithContext = &warningLogger{cp: cp, seen: map[string]bool{}}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -559,3 +562,23 @@ func (cp *ControlPlane) Options() Options { return cp.opts }
 
 // now is metav1.Now as RFC 3339, for status conditions.
 func now() string { return metav1.Now().UTC().Format(time.RFC3339) }
+
+// warningLogger logs each distinct API server warning once.
+type warningLogger struct {
+	cp   *ControlPlane
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (w *warningLogger) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen[text] {
+		return
+	}
+	w.seen[text] = true
+	w.cp.logf("API server warning: %s", text)
+}

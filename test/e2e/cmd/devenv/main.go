@@ -129,7 +129,7 @@ func (s state) up(timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer logf.Close() //nolint:errcheck // the child has its own descriptor
+	defer logf.Close()                                 //nolint:errcheck // the child has its own descriptor
 	cmd := exec.Command(self, "serve", "--dir", s.dir) //nolint:gosec // ourselves
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command and its terminal
@@ -209,6 +209,9 @@ func (s state) status() error {
 func (s state) serve() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
 	if err := os.WriteFile(s.pidFile(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		return err
 	}
