@@ -48,9 +48,9 @@ lint: ## gofmt and go vet.
 	go vet ./...
 
 .PHONY: test-unit
-test-unit: ## Unit, script and CLI tests (no external tools needed beyond bash).
-	@$(TOOLS) install shellcheck controller-gen
-	MC_SHELLCHECK="$$($(TOOLS) path shellcheck)" MC_CONTROLLER_GEN="$$($(TOOLS) path controller-gen)" \
+test-unit: ## Unit, script, CLI and generated-file tests.
+	@$(TOOLS) install shellcheck controller-gen czmq
+	MC_SHELLCHECK="$$($(TOOLS) path shellcheck)" MC_CONTROLLER_GEN="$$($(TOOLS) path controller-gen)" CURVE_CZMQ_TEST=1 \
 		go test $(GO_TEST_FLAGS) ./apis/... ./internal/... ./function/... ./cmd/... ./hack/...
 
 .PHONY: test-render

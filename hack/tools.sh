@@ -29,7 +29,7 @@ KUBERNETES_MODULE=k8s.io/kubernetes
 CONTROLLER_GEN_MODULE=sigs.k8s.io/controller-tools
 CRANE_MODULE=github.com/google/go-containerregistry
 
-ALL_TOOLS=(controller-gen etcd shellcheck crane crossplane-cli crossplane-core kubernetes)
+ALL_TOOLS=(controller-gen etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes)
 
 ROOT="${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}"
 
@@ -191,6 +191,7 @@ present() { # NAME -> true if installed and working
 	crane) runs_version "$CRANE_VERSION" "$(bin_path crane)" version ;;
 	etcd) command -v etcd >/dev/null 2>&1 && etcd --version >/dev/null 2>&1 ;;
 	shellcheck) command -v shellcheck >/dev/null 2>&1 && shellcheck --version >/dev/null 2>&1 ;;
+	czmq) [[ -f /usr/include/czmq.h ]] ;;
 	*) die "unknown tool $1" ;;
 	esac
 }
@@ -204,6 +205,7 @@ tool_version() {
 	crane) echo "$CRANE_VERSION" ;;
 	etcd) (etcd --version 2>/dev/null || true) | sed -n 's/^etcd Version: /v/p' | head -n1 ;;
 	shellcheck) (shellcheck --version 2>/dev/null || true) | sed -n 's/^version: /v/p' | head -n1 ;;
+	czmq) (dpkg-query -W -f='${Version}' libczmq-dev 2>/dev/null || true) ;;
 	esac
 }
 
@@ -311,6 +313,9 @@ apt_install() { # PKG
 
 build_etcd() { apt_install etcd-server; }
 build_shellcheck() { apt_install shellcheck; }
+# CZMQ is the independent oracle the CURVE certificate tests load our
+# certificates with (internal/curve, CURVE_CZMQ_TEST=1).
+build_czmq() { apt_install libczmq-dev; }
 
 # ---------------------------------------------------------------- install
 
@@ -322,6 +327,7 @@ build_note() {
 	controller-gen | crane) echo "cold build ~1-3 min" ;;
 	etcd) echo "Debian package etcd-server" ;;
 	shellcheck) echo "Debian package shellcheck" ;;
+	czmq) echo "Debian package libczmq-dev" ;;
 	esac
 }
 
@@ -341,7 +347,7 @@ install_locked() {
 	fi
 	start=$SECONDS
 	case "$name" in
-	etcd | shellcheck) log "installing $name ($(build_note "$name"))..." ;;
+	etcd | shellcheck | czmq) log "installing $name ($(build_note "$name"))..." ;;
 	*) log "building $(label "$name") $(tool_version "$name") ($(build_note "$name"))..." ;;
 	esac
 	"build_${name//-/_}"
