@@ -15,4 +15,5 @@ mkdir -p package/input
 "$cg" crd paths=./apis/input/... output:crd:dir=package/input
 mkdir -p package/provider/crds
 "$cg" crd paths=./apis/bursting/... output:crd:dir=package/provider/crds
+go run ./hack/xrdgen -burst-crd package/provider/crds/bursting.flux-framework.org_bursts.yaml
 echo "generate: apis deepcopy, compositions/definition.yaml, package/input/, package/provider/crds/ are up to date" >&2

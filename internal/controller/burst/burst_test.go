@@ -457,3 +457,43 @@ func TestConnect(t *testing.T) {
 }
 
 var _ managed.ExternalClient = &external{}
+
+// TestNewClientForCaches checks that a target client is built once per
+// kubeconfig, not on every reconcile.
+func TestNewClientForCaches(t *testing.T) {
+	s, err := TargetScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := func(server string) []byte {
+		return []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "` + server + `"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`)
+	}
+	clientFor := NewClientFor(s)
+	a1, err := clientFor(kc("https://127.0.0.1:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := clientFor(kc("https://127.0.0.1:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := clientFor(kc("https://127.0.0.1:2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a1 != a2 {
+		t.Error("the same kubeconfig built a second client")
+	}
+	if a1 == b {
+		t.Error("another kubeconfig got the first one's client")
+	}
+	if _, err := clientFor([]byte("not a kubeconfig")); err == nil {
+		t.Error("a broken kubeconfig built a client")
+	}
+}

@@ -2,7 +2,9 @@ package burst
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -109,15 +111,37 @@ func scheme(s *runtime.Scheme) error {
 	return nil
 }
 
-// NewClientFor builds target clients from kubeconfigs.
+// maxCachedClients bounds NewClientFor's cache; it is cleared when full
+// (rotated kubeconfigs leave old entries behind).
+const maxCachedClients = 64
+
+// NewClientFor builds target clients from kubeconfigs, one per distinct
+// kubeconfig: every reconcile of every Burst connects, and a new client
+// would discover the target's API groups again each time.
 func NewClientFor(s *runtime.Scheme) ClientFor {
+	var mu sync.Mutex
+	cache := map[[sha256.Size]byte]client.Client{}
 	return func(kubeconfig []byte) (client.Client, error) {
+		key := sha256.Sum256(kubeconfig)
+		mu.Lock()
+		defer mu.Unlock()
+		if c, ok := cache[key]; ok {
+			return c, nil
+		}
 		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Timeout = 30 * time.Second
-		return client.New(rest.CopyConfig(cfg), client.Options{Scheme: s})
+		c, err := client.New(rest.CopyConfig(cfg), client.Options{Scheme: s})
+		if err != nil {
+			return nil, err
+		}
+		if len(cache) >= maxCachedClients {
+			clear(cache)
+		}
+		cache[key] = c
+		return c, nil
 	}
 }
 

@@ -274,5 +274,6 @@ func (e *external) Delete(ctx context.Context, mg resource.Managed) (managed.Ext
 	return managed.ExternalDelete{}, nil
 }
 
-// Disconnect does nothing: clients are cheap and cached by the connector.
+// Disconnect does nothing: target clients are kept by NewClientFor, one per
+// kubeconfig, and the local one belongs to the manager.
 func (e *external) Disconnect(context.Context) error { return nil }

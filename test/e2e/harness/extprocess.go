@@ -1,0 +1,55 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// Process is a process a test runs next to a control plane, e.g. a
+// provider: its output goes to <LogDir>/<name>.log (so DumpLogs shows it),
+// it dies with the test binary, and the test stops it (Stop does not).
+type Process struct{ p *process }
+
+// StartProcess starts a binary with extra environment (e.g. KUBECONFIG)
+// and returns once it is running; Alive tells whether it still is.
+func (cp *ControlPlane) StartProcess(name, path string, args, env []string) (*Process, error) {
+	p := newProcess(name, path, args, env, cp.Dir, cp.LogDir)
+	if err := p.start(); err != nil {
+		return nil, err
+	}
+	cp.logf("started %s (pid %d), log %s", name, p.pid(), p.logPath)
+	return &Process{p: p}, nil
+}
+
+// Alive returns an error, with the end of the log, if the process ended.
+func (p *Process) Alive() error { return p.p.alive() }
+
+// Stop sends SIGTERM, then SIGKILL after grace. Safe to call again.
+func (p *Process) Stop(grace time.Duration) error { return p.p.stop(grace) }
+
+// LogPath is the process's log file.
+func (p *Process) LogPath() string { return p.p.logPath }
+
+// Pid is the process id (0 before start).
+func (p *Process) Pid() int { return p.p.pid() }
+
+// BuildBinary builds a main package of repoRoot (e.g. "./cmd/provider")
+// into dir/name, statically, and returns the binary's path.
+func BuildBinary(ctx context.Context, repoRoot, pkg, dir, name string) (string, error) {
+	out := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg) //nolint:gosec // our own packages
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+	}
+	return out, nil
+}
+
+// FreePorts reserves n distinct free TCP ports on 127.0.0.1, for processes
+// a test starts itself.
+func FreePorts(n int) ([]int, error) { return freePorts(n) }
