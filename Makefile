@@ -84,7 +84,7 @@ golden: build ## Rewrite the render goldens from the current code.
 		go test ./test/render/... -update
 
 .PHONY: test
-test: lint test-unit test-render e2e ## Every test.
+test: lint test-unit test-render test-fuzz e2e ## Every test.
 	@echo "make test: all tests passed"
 
 .PHONY: clean
@@ -113,3 +113,24 @@ publish: packages ## Push the packages to $(REGISTRY) (e.g. make publish REGISTR
 	for p in function-minicluster provider-minicluster-burst configuration-minicluster; do \
 		"$$($(TOOLS) path crossplane-cli)" xpkg push -f $(PKG_OUT)/$$p.xpkg $(REGISTRY)/$$p:$(VERSION); \
 	done
+
+# Performance and robustness (docs/performance.md).
+BENCH_COUNT ?= 6
+BENCH_FLAGS ?=
+BENCHSTAT ?= go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+FUZZTIME ?= 20s
+
+.PHONY: bench
+bench: ## Benchmarks of RunFunction: raw results in bin/bench.txt, summary by benchstat.
+	@mkdir -p $(BIN)
+	go test ./function/ -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_FLAGS) | tee $(BIN)/bench.txt
+	$(BENCHSTAT) $(BIN)/bench.txt
+
+.PHONY: test-fuzz
+test-fuzz: ## A short fuzz run (part of make test).
+	$(MAKE) fuzz FUZZTIME=10s
+
+.PHONY: fuzz
+fuzz: ## Fuzz RunFunction and Decode, $(FUZZTIME) each.
+	go test ./function/ -run '^$$' -fuzz '^FuzzRunFunction$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	go test ./function/ -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s

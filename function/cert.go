@@ -25,9 +25,8 @@ func (f *Function) curveCert(mc *v1alpha2.MiniCluster, observed map[resource.Nam
 		return []byte(text), nil
 	}
 	if o, ok := observed[render.KeyCurveCert]; ok {
-		var data map[string]string
-		if err := o.Resource.GetValueInto("data", &data); err == nil {
-			if text, err := decodeBase64(data[entrypoint.CurveFile]); err == nil && curve.Validate(text) == nil {
+		if data, ok := secretData(o.Resource.Object); ok {
+			if text, err := decodeBase64(data); err == nil && f.validCert(text) {
 				return text, nil
 			}
 		}
@@ -42,3 +41,55 @@ func (f *Function) curveCert(mc *v1alpha2.MiniCluster, observed map[resource.Nam
 	}
 	return c.Marshal(), nil
 }
+
+// secretData is the certificate's entry of a Secret's data, as
+// GetValueInto("data", &map[string]string{}) would read it (without its
+// JSON round trip): false when data is missing or not an object of strings.
+func secretData(secret map[string]any) (string, bool) {
+	d, ok := secret["data"]
+	if !ok {
+		return "", false
+	}
+	m, ok := d.(map[string]any)
+	if !ok {
+		return "", d == nil // null decodes as an empty map
+	}
+	for _, v := range m {
+		switch v.(type) {
+		case string, nil:
+		default:
+			return "", false
+		}
+	}
+	s, _ := m[entrypoint.CurveFile].(string)
+	return s, true
+}
+
+// validCert is curve.Validate(text) == nil, remembered: validating derives
+// the public key from the secret one (an X25519 multiplication), and every
+// reconcile of every MiniCluster reads its certificate back. Only valid
+// certificates are remembered, and only a bounded number of them.
+func (f *Function) validCert(text []byte) bool {
+	key := string(text)
+	f.certsMu.Lock()
+	_, ok := f.validCerts[key]
+	f.certsMu.Unlock()
+	if ok {
+		return true
+	}
+	if curve.Validate(text) != nil {
+		return false
+	}
+	f.certsMu.Lock()
+	defer f.certsMu.Unlock()
+	if f.validCerts == nil || len(f.validCerts) >= maxRememberedCerts {
+		// Forget them all: simple, bounded, and a certificate costs one
+		// validation to remember again.
+		f.validCerts = make(map[string]struct{})
+	}
+	f.validCerts[key] = struct{}{}
+	return true
+}
+
+// maxRememberedCerts bounds the memory of validCert: about 1 KiB each.
+const maxRememberedCerts = 4096

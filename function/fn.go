@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,10 @@ type Function struct {
 	log logging.Logger
 	// rand is the entropy of new CURVE keys.
 	rand io.Reader
+
+	// validCerts are certificates already validated (see validCert).
+	certsMu    sync.Mutex
+	validCerts map[string]struct{}
 }
 
 // Option configures a Function.
@@ -171,18 +176,33 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if quorum == 0 {
 		quorum = size
 	}
+	// The objects go straight from their types into the response's protobuf
+	// values (see toStruct). Desired resources of earlier pipeline steps go
+	// through the SDK as before; the ones composed here replace any of the
+	// same name.
+	job := observedJob(observed)
+	enc := &encoder{}
+	ours := make(map[string]*fnv1.Resource, len(objs))
 	for _, o := range objs {
-		cd, err := toComposed(o.Object)
+		s, err := enc.toStruct(o.Object)
 		if err != nil {
+			var se structError
+			if errors.As(err, &se) {
+				response.Fatal(rsp, errors.Wrap(errors.Wrapf(se.err, "cannot create new Struct from %T", &composed.Unstructured{}), "cannot set desired composed resources"))
+				return rsp, nil
+			}
 			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s to a composed resource", o))
 			return rsp, nil
 		}
-		name := resource.Name(o.Name)
-		desired[name] = &resource.DesiredComposed{Resource: cd, Ready: Ready(o.Name, observed[name], quorum)}
+		ours[o.Name] = &fnv1.Resource{Resource: s, Ready: readyProto(ready(o.Name, observed[resource.Name(o.Name)], job, quorum))}
+		delete(desired, resource.Name(o.Name))
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
 		return rsp, nil
+	}
+	for name, r := range ours {
+		rsp.Desired.Resources[name] = r
 	}
 
 	dxr, err := request.GetDesiredCompositeResource(req)
@@ -190,14 +210,14 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composite resource"))
 		return rsp, nil
 	}
-	st := Status(mc, observed, size, maximumSize, quorum)
+	st := status(mc, observed, job, size, maximumSize, quorum)
 	if cleanedUp {
 		st.Phase = finished
 	}
-	if err := dxr.Resource.SetValue("status", st.Object()); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot set composite resource status"))
-		return rsp, nil
-	}
+	// Equivalent to dxr.Resource.SetValue("status", ...), without its JSON
+	// round trip: the status is plain strings and integers, which become the
+	// same protobuf numbers either way.
+	dxr.Resource.Object["status"] = st.Object()
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
 		return rsp, nil

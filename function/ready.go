@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
@@ -20,13 +21,23 @@ import (
 //   - The services Pod is ready when it runs (or ran) its containers.
 //   - Everything else is ready as soon as it exists.
 func Ready(name string, o resource.ObservedComposed, quorum int32) resource.Ready {
+	var job *batchv1.Job
+	if name == render.KeyJob {
+		job = observedJobOf(o)
+	}
+	return ready(name, o, job, quorum)
+}
+
+// ready is Ready with the observed Job already converted (nil when it was
+// not observed or does not convert): RunFunction converts it once for
+// Ready and Status.
+func ready(name string, o resource.ObservedComposed, job *batchv1.Job, quorum int32) resource.Ready {
 	if o.Resource == nil {
 		return resource.ReadyFalse
 	}
 	switch {
 	case name == render.KeyJob:
-		job := &batchv1.Job{}
-		if err := fromObserved(o, job); err != nil {
+		if job == nil {
 			return resource.ReadyFalse
 		}
 		if jobCondition(job, batchv1.JobComplete) || (job.Status.Ready != nil && *job.Status.Ready >= quorum) {
@@ -49,6 +60,35 @@ func Ready(name string, o resource.ObservedComposed, quorum int32) resource.Read
 		return resource.ReadyFalse
 	default:
 		return resource.ReadyTrue
+	}
+}
+
+// observedJob is the observed Job, or nil when there is none or it does
+// not convert.
+func observedJob(observed map[resource.Name]resource.ObservedComposed) *batchv1.Job {
+	return observedJobOf(observed[render.KeyJob])
+}
+
+func observedJobOf(o resource.ObservedComposed) *batchv1.Job {
+	if o.Resource == nil {
+		return nil
+	}
+	job := &batchv1.Job{}
+	if err := fromObserved(o, job); err != nil {
+		return nil
+	}
+	return job
+}
+
+// readyProto is the SDK's mapping of readiness to the protobuf enum.
+func readyProto(r resource.Ready) fnv1.Ready {
+	switch r {
+	case resource.ReadyTrue:
+		return fnv1.Ready_READY_TRUE
+	case resource.ReadyFalse:
+		return fnv1.Ready_READY_FALSE
+	default:
+		return fnv1.Ready_READY_UNSPECIFIED
 	}
 }
 

@@ -30,27 +30,29 @@ func (s ClusterStatus) Object() map[string]any {
 // maximumSize and selector are known from the first run; phase and counts
 // come from the observed Job.
 func Status(mc *v1alpha2.MiniCluster, observed map[resource.Name]resource.ObservedComposed, size, maximumSize, quorum int32) ClusterStatus {
+	return status(mc, observed, observedJob(observed), size, maximumSize, quorum)
+}
+
+// status is Status with the observed Job already converted (see ready).
+func status(mc *v1alpha2.MiniCluster, observed map[resource.Name]resource.ObservedComposed, job *batchv1.Job, size, maximumSize, quorum int32) ClusterStatus {
 	st := ClusterStatus{v1alpha2.MiniClusterStatus{
 		Size:        size,
 		MaximumSize: maximumSize,
 		Selector:    render.Selector(mc),
 		Phase:       v1alpha2.PhasePending,
 	}}
-	if o, ok := observed[render.KeyJob]; ok && o.Resource != nil {
-		job := &batchv1.Job{}
-		if err := fromObserved(o, job); err == nil {
-			st.Job = v1alpha2.JobStatus{Active: job.Status.Active, Succeeded: job.Status.Succeeded, Failed: job.Status.Failed}
-			if job.Status.Ready != nil {
-				st.Job.Ready = *job.Status.Ready
-			}
-			switch {
-			case jobCondition(job, batchv1.JobComplete):
-				st.Phase = v1alpha2.PhaseSucceeded
-			case jobCondition(job, batchv1.JobFailed):
-				st.Phase = v1alpha2.PhaseFailed
-			case st.Job.Ready >= quorum:
-				st.Phase = v1alpha2.PhaseRunning
-			}
+	if job != nil {
+		st.Job = v1alpha2.JobStatus{Active: job.Status.Active, Succeeded: job.Status.Succeeded, Failed: job.Status.Failed}
+		if job.Status.Ready != nil {
+			st.Job.Ready = *job.Status.Ready
+		}
+		switch {
+		case jobCondition(job, batchv1.JobComplete):
+			st.Phase = v1alpha2.PhaseSucceeded
+		case jobCondition(job, batchv1.JobFailed):
+			st.Phase = v1alpha2.PhaseFailed
+		case st.Job.Ready >= quorum:
+			st.Phase = v1alpha2.PhaseRunning
 		}
 	}
 	if o, ok := observed[render.KeyLeadBroker]; ok && o.Resource != nil {
