@@ -61,9 +61,10 @@ test-render: build ## Render every example with the Crossplane CLI and compare w
 
 .PHONY: e2e
 e2e: ## End-to-end tests on a real control plane: etcd, kube-apiserver, controller manager, Crossplane core, the function.
-	@$(TOOLS) install kubernetes etcd crossplane-core
+	@$(TOOLS) install kubernetes etcd crossplane-core crossplane-cli crane
 	MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
 		MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
+		MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)" \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout=20m -v ./test/e2e/...
 
 .PHONY: dev-up

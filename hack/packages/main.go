@@ -8,12 +8,14 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
 type pkg struct {
@@ -32,6 +35,11 @@ type pkg struct {
 	binary   string   // runtime binary; empty for a Configuration
 	port     string   // exposed port of the runtime
 	examples string   // examples root, if any
+	// function, for a Configuration, is the Function its Compositions call
+	// (functionRef.name in compositions/) and that it depends on as
+	// ${REGISTRY}/<function>: the packaged Compositions call it by the name
+	// Crossplane gives the dependency it installs (see functionName).
+	function string
 }
 
 func main() {
@@ -46,7 +54,7 @@ func main() {
 	pkgs := []pkg{
 		{name: "function-minicluster", meta: "package/function/crossplane.yaml", files: []string{"package/input/*.yaml"}, binary: "function", port: "9443/tcp"},
 		{name: "provider-minicluster-burst", meta: "package/provider/crossplane.yaml", files: []string{"package/provider/crds/*.yaml"}, binary: "provider", port: "8080/tcp"},
-		{name: "configuration-minicluster", meta: "package/configuration/crossplane.yaml", files: []string{"compositions/definition.yaml", "compositions/composition.yaml"}, examples: "examples"},
+		{name: "configuration-minicluster", meta: "package/configuration/crossplane.yaml", files: []string{"compositions/definition.yaml", "compositions/composition.yaml"}, examples: "examples", function: "function-minicluster"},
 	}
 	vars := map[string]string{"${REGISTRY}": *registry, "${VERSION}": *version}
 	for _, p := range pkgs {
@@ -78,6 +86,12 @@ func build(p pkg, crossplane, bin, out string, vars map[string]string) (string, 
 	for k, v := range vars {
 		text = strings.ReplaceAll(text, k, v)
 	}
+	var fnName string
+	if p.function != "" {
+		if fnName, err = functionName(vars["${REGISTRY}"] + "/" + p.function); err != nil {
+			return "", err
+		}
+	}
 	if err := os.WriteFile(filepath.Join(root, "crossplane.yaml"), []byte(text), 0o644); err != nil { //nolint:gosec // package metadata is public
 		return "", err
 	}
@@ -88,6 +102,12 @@ func build(p pkg, crossplane, bin, out string, vars map[string]string) (string, 
 		}
 		for _, m := range matches {
 			if err := copyFile(m, filepath.Join(root, filepath.Base(m))); err != nil {
+				return "", err
+			}
+			if fnName == "" {
+				continue
+			}
+			if err := renameFunctionRefs(filepath.Join(root, filepath.Base(m)), p.function, fnName); err != nil {
 				return "", err
 			}
 		}
@@ -184,4 +204,103 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644) //nolint:gosec // package contents are public
+}
+
+// functionName is the name Crossplane gives a Function it installs as a
+// dependency of a Configuration: the package's repository path (without
+// registry and tag) as a DNS label — "flux-framework-function-minicluster"
+// for xpkg.crossplane.io/flux-framework/function-minicluster. Crossplane's
+// resolver parses the dependency with name.ParseReference and names the
+// package xpkg.ToDNSLabel(ref.Context().RepositoryStr())
+// (internal/controller/pkg/resolver NewPackage, crossplane v2.4).
+func functionName(pkgRef string) (string, error) {
+	ref, err := name.ParseReference(pkgRef)
+	if err != nil {
+		return "", fmt.Errorf("dependency %s: %w", pkgRef, err)
+	}
+	n := toDNSLabel(ref.Context().RepositoryStr())
+	if n == "" {
+		return "", fmt.Errorf("dependency %s: no DNS label in its repository path", pkgRef)
+	}
+	return n, nil
+}
+
+// toDNSLabel is crossplane-runtime's xpkg.ToDNSLabel (v2.4), copied to keep
+// this command's dependencies small: lower-case letters and digits are
+// kept, '.', '/', ':' and '-' become '-' (except first and last), anything
+// else is dropped, at most 63 characters, no leading or trailing '-'.
+func toDNSLabel(s string) string {
+	var cut strings.Builder
+	for i := range s {
+		b := s[i]
+		if ('a' <= b && b <= 'z') || ('0' <= b && b <= '9') {
+			cut.WriteByte(b)
+		}
+		if (b == '.' || b == '/' || b == ':' || b == '-') && (i != 0 && i != 62 && i != len(s)-1) {
+			cut.WriteByte('-')
+		}
+		if i == 62 {
+			break
+		}
+	}
+	return strings.Trim(cut.String(), "-")
+}
+
+// functionRefRE matches the name of a Composition pipeline step's
+// functionRef: "functionRef:" and, on the next line, "name: <function>".
+var functionRefRE = regexp.MustCompile(`(?m)^(\s*(?:-\s+)?functionRef:\s*\n\s*name:\s*)(\S+)(\s*(?:#.*)?)$`)
+
+// renameFunctionRefs rewrites, in a packaged copy of a compositions/ file,
+// every pipeline step's functionRef.name from old to new (keeping the
+// file's comments), and checks the result: every Composition's steps call
+// new. Files without Compositions are unchanged.
+func renameFunctionRefs(path, old, new string) error {
+	b, err := os.ReadFile(path) //nolint:gosec // our own staging copy
+	if err != nil {
+		return err
+	}
+	out := functionRefRE.ReplaceAllStringFunc(string(b), func(m string) string {
+		sub := functionRefRE.FindStringSubmatch(m)
+		if strings.Trim(sub[2], `"'`) != old {
+			return m
+		}
+		return sub[1] + new + sub[3]
+	})
+	if err := checkFunctionRefs(out, new); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, []byte(out), 0o644) //nolint:gosec // package contents are public
+}
+
+// checkFunctionRefs decodes every YAML document and checks each Composition
+// pipeline step calls new.
+func checkFunctionRefs(text, new string) error {
+	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(text), 4096)
+	for {
+		var doc struct {
+			Kind string `json:"kind"`
+			Spec struct {
+				Pipeline []struct {
+					Step        string `json:"step"`
+					FunctionRef struct {
+						Name string `json:"name"`
+					} `json:"functionRef"`
+				} `json:"pipeline"`
+			} `json:"spec"`
+		}
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if doc.Kind != "Composition" {
+			continue
+		}
+		for _, s := range doc.Spec.Pipeline {
+			if n := s.FunctionRef.Name; n != new {
+				return fmt.Errorf("pipeline step %q calls function %q, want %q (the name Crossplane gives the dependency)", s.Step, n, new)
+			}
+		}
+	}
 }

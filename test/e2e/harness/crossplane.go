@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -144,6 +145,14 @@ func (cp *ControlPlane) crossplaneArgs() []string {
 }
 
 func (cp *ControlPlane) startCrossplane(ctx context.Context) error {
+	// The package cache (--xpkg-cache-dir) must exist: in a cluster it is an
+	// emptyDir volume, and Crossplane creates files in it but not the
+	// directory. Without it every package pull fails with "cannot parse
+	// package ...: io: read/write on closed pipe" (the cache write fails and
+	// closes the pipe the parser reads through).
+	if err := os.MkdirAll(filepath.Join(cp.Dir, "xpkg-cache"), 0o700); err != nil {
+		return err
+	}
 	if cp.crossplane == nil {
 		cp.crossplane = newProcess("crossplane", cp.tools.Crossplane, cp.crossplaneArgs(), cp.crossplaneEnv(), cp.Dir, cp.LogDir)
 	}

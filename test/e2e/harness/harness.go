@@ -61,6 +61,13 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// SkipInstall leaves out the repository's RBAC, XRD and Composition.
 	SkipInstall bool
+	// SkipFunctionRegistration leaves out the paused Function and
+	// FunctionRevision that point Crossplane at the local function: the
+	// function process still runs, for a test that installs the Function
+	// from its package and then wires the package manager's revision to it
+	// (ServeFunctionRevision). Use it with SkipInstall: the Composition
+	// needs a registered function.
+	SkipFunctionRegistration bool
 	// Debug turns on debug logging of Crossplane and the function (in
 	// their log files).
 	Debug bool
@@ -254,8 +261,10 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err := step("starting crossplane core", cp.startCrossplane); err != nil {
 		return cp, err
 	}
-	if err := step("registering the function with Crossplane", cp.registerFunction); err != nil {
-		return cp, err
+	if !opts.SkipFunctionRegistration {
+		if err := step("registering the function with Crossplane", cp.registerFunction); err != nil {
+			return cp, err
+		}
 	}
 	if !opts.SkipInstall {
 		if err := step("installing compositions/ (RBAC, XRD, Composition)", cp.install); err != nil {

@@ -1,0 +1,504 @@
+package e2e_test
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+)
+
+// Tools the install test needs beyond the control plane's, found like
+// FindTools finds those: an environment variable, else hack/tools.sh path.
+const (
+	envCrossplaneCLI = "MC_CROSSPLANE" // the crossplane CLI (xpkg build, xpkg push), as for the render tests
+	envCrane         = "MC_CRANE"      // crane (registry serve, export, config)
+)
+
+const packageVersion = "v0.1.0"
+
+// TestInstallFromPackages installs MiniClusters the way the README tells a
+// platform team to, from the project's packages, into a fresh control
+// plane that has none of the harness's own installation: the three .xpkg
+// files are built (make packages), pushed to a registry on loopback with
+// `crossplane xpkg push` (make publish), and installed with a
+// Configuration and a Provider. Crossplane pulls them, resolves the
+// Configuration's dependency and installs the Function; the test then
+// plays the External package runtime with the binaries from the pushed
+// packages, and a hello-world claim composes its cluster.
+func TestInstallFromPackages(t *testing.T) {
+	requireE2E(t)
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skipf("the packages' runtime images are linux/amd64; this is %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	begin := time.Now()
+	repo, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := toolPath(t, repo, envCrossplaneCLI, "crossplane-cli")
+	crane := toolPath(t, repo, envCrane, "crane")
+	work := t.TempDir()
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	reg, err := harness.StartRegistry(c, crane, filepath.Join(work, "registry"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Stop() })
+	registry := reg.Addr + "/flux-framework"
+	t.Logf("registry on %s", reg.Addr)
+
+	var fnBin, pvBin string
+	step(t, "build and push the packages", func(t *testing.T) {
+		start := time.Now()
+		bin := filepath.Join(work, "bin")
+		for _, b := range []string{"function", "provider"} {
+			// make build-linux
+			runCmd(t, repo, []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64"},
+				"go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(bin, b), "./cmd/"+b)
+		}
+		// make packages REGISTRY=... VERSION=...
+		out := filepath.Join(work, "packages")
+		runCmd(t, repo, nil, "go", "run", "./hack/packages", "--crossplane", cli, "--bin", bin,
+			"--out", out, "--version", packageVersion, "--registry", registry)
+		t.Logf("built the packages in %s", time.Since(start).Round(100*time.Millisecond))
+		// make publish: no flag is needed for a registry on loopback.
+		start = time.Now()
+		for _, p := range []string{"function-minicluster", "provider-minicluster-burst", "configuration-minicluster"} {
+			runCmd(t, repo, nil, cli, "xpkg", "push", "-f", filepath.Join(out, p+".xpkg"), registry+"/"+p+":"+packageVersion)
+		}
+		t.Logf("pushed the packages in %s", time.Since(start).Round(100*time.Millisecond))
+
+		// The runtime binaries, as the packages ship them: the External
+		// runtime below runs these, not a fresh build.
+		fnBin = runtimeBinary(t, crane, registry+"/function-minicluster:"+packageVersion, "function", work)
+		pvBin = runtimeBinary(t, crane, registry+"/provider-minicluster-burst:"+packageVersion, "provider", work)
+	})
+
+	cp := startOwnControlPlane(t, harness.Options{
+		Name: "install", SkipInstall: true, SkipFunctionRegistration: true, FunctionBinary: fnBin,
+	})
+
+	step(t, "install the Configuration and the Provider", func(t *testing.T) {
+		// README "Install on a cluster", step 1.
+		if err := cp.ApplyFile(ctx(t), "compositions/rbac.yaml"); err != nil {
+			t.Fatal(err)
+		}
+		for kind, pkg := range map[string]string{
+			"Configuration": "configuration-minicluster",
+			"Provider":      "provider-minicluster-burst",
+		} {
+			u := pkgObject(kind, pkg)
+			if err := unstructured.SetNestedField(u.Object, registry+"/"+pkg+":"+packageVersion, "spec", "package"); err != nil {
+				t.Fatal(err)
+			}
+			if err := cp.Client.Create(ctx(t), u); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	var fn string
+	step(t, "Crossplane resolves the dependency and installs the Function", func(t *testing.T) {
+		eventually(t, 3*time.Minute, "a Function for "+registry+"/function-minicluster exists", func() error {
+			l := &unstructured.UnstructuredList{}
+			l.SetAPIVersion("pkg.crossplane.io/v1")
+			l.SetKind("FunctionList")
+			if err := cp.Client.List(ctx(t), l); err != nil {
+				return err
+			}
+			for _, f := range l.Items {
+				if p, _, _ := unstructured.NestedString(f.Object, "spec", "package"); strings.HasPrefix(p, registry+"/function-minicluster:") {
+					fn = f.GetName()
+					t.Logf("Function %s, package %s", fn, p)
+					return nil
+				}
+			}
+			cfg := pkgObject("Configuration", "configuration-minicluster")
+			_ = cp.Client.Get(ctx(t), client.ObjectKeyFromObject(cfg), cfg)
+			return fmt.Errorf("no Function yet; Configuration: %s", conditions(cfg))
+		})
+		// The Configuration's Composition must call the Function by the
+		// name the package manager gave it.
+		eventually(t, 2*time.Minute, "the Composition's pipeline names Function "+fn, func() error {
+			comp := &unstructured.Unstructured{}
+			comp.SetAPIVersion("apiextensions.crossplane.io/v1")
+			comp.SetKind("Composition")
+			if err := cp.Client.Get(ctx(t), client.ObjectKey{Name: harness.CompositionName}, comp); err != nil {
+				return err
+			}
+			steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+			var refs []string
+			for _, s := range steps {
+				name, _, _ := unstructured.NestedString(s.(map[string]any), "functionRef", "name")
+				refs = append(refs, name)
+			}
+			if !slices.Equal(refs, []string{fn}) {
+				t.Fatalf("the Composition's pipeline calls %v, but Crossplane installed the dependency as Function %q: no claim can compose", refs, fn)
+			}
+			return nil
+		})
+	})
+
+	step(t, "the External runtime serves the Function's revision", func(t *testing.T) {
+		// The package manager has done its part; the package waits for
+		// its runtime: the revision cannot establish the Input CRD without
+		// the runtime's TLS Secret, and the Function is not Healthy.
+		var rev string
+		eventually(t, 2*time.Minute, "Function "+fn+" has an active revision waiting for its runtime", func() error {
+			r, err := activeRevision(t, cp, "FunctionRevision", fn)
+			if err != nil {
+				return err
+			}
+			if st, _ := condition(r, "RevisionHealthy"); st == "" {
+				return fmt.Errorf("%s: no RevisionHealthy condition yet", r.GetName())
+			}
+			rev = r.GetName()
+			t.Logf("FunctionRevision %s: %s", rev, conditions(r))
+			return nil
+		})
+		f := pkgObject("Function", fn)
+		if err := cp.Client.Get(ctx(t), client.ObjectKeyFromObject(f), f); err != nil {
+			t.Fatal(err)
+		}
+		if st, msg := condition(f, "Healthy"); st == "True" {
+			t.Errorf("Function %s is Healthy before any runtime serves it (%s)", fn, msg)
+		}
+		if err := cp.ServeFunctionRevision(ctx(t), rev); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("FunctionRevision %s: endpoint %s (the function from the package, pid %d)", rev, cp.FunctionAddress, cp.FunctionPid())
+		eventually(t, 2*time.Minute, "FunctionRevision "+rev+" is RevisionHealthy with the composition capability", func() error {
+			r, err := activeRevision(t, cp, "FunctionRevision", fn)
+			if err != nil {
+				return err
+			}
+			if err := wantCondition(r, "RevisionHealthy", "True"); err != nil {
+				return err
+			}
+			caps, _, _ := unstructured.NestedStringSlice(r.Object, "status", "capabilities")
+			if !slices.Contains(caps, "composition") {
+				return fmt.Errorf("%s status.capabilities = %v, want composition (from package/function/crossplane.yaml)", r.GetName(), caps)
+			}
+			return nil
+		})
+		// The package's Input CRD is for tools (crossplane beta validate):
+		// the xpkg spec says Crossplane does not install a Function's
+		// CRDs, and it does not.
+	})
+
+	step(t, "the External runtime runs the Provider", func(t *testing.T) {
+		var rev string
+		eventually(t, 2*time.Minute, "the Provider has an active revision", func() error {
+			r, err := activeRevision(t, cp, "ProviderRevision", "provider-minicluster-burst")
+			if err != nil {
+				return err
+			}
+			rev = r.GetName()
+			return nil
+		})
+		if err := cp.PrepareRuntime(ctx(t), "ProviderRevision", rev); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "the Provider's revision is RevisionHealthy and its CRDs are established", func() error {
+			r, err := activeRevision(t, cp, "ProviderRevision", "provider-minicluster-burst")
+			if err != nil {
+				return err
+			}
+			if err := wantCondition(r, "RevisionHealthy", "True"); err != nil {
+				return err
+			}
+			return crdsEstablished(t, cp, "bursts.bursting.flux-framework.org", "providerconfigs.bursting.flux-framework.org",
+				"clusterproviderconfigs.bursting.flux-framework.org", "providerconfigusages.bursting.flux-framework.org")
+		})
+		ports, err := harness.FreePorts(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		health := "127.0.0.1:" + strconv.Itoa(ports[1])
+		p, err := cp.StartProcess("provider", pvBin, []string{
+			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
+			"--health-probe-bind-address=" + health,
+		}, []string{"KUBECONFIG=" + cp.Kubeconfig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Stop(10 * time.Second) })
+		hc := &http.Client{Timeout: 2 * time.Second}
+		eventually(t, time.Minute, "the provider from the package answers /healthz", func() error {
+			if err := p.Alive(); err != nil {
+				t.Fatal(err)
+			}
+			rsp, err := hc.Get("http://" + health + "/healthz")
+			if err != nil {
+				return err
+			}
+			_ = rsp.Body.Close()
+			if rsp.StatusCode != http.StatusOK {
+				return fmt.Errorf("/healthz: %s", rsp.Status)
+			}
+			return nil
+		})
+		if err := cp.ReportRuntime(ctx(t), "ProviderRevision", rev, ""); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	step(t, "every package is Installed and Healthy and the XRD is established", func(t *testing.T) {
+		for _, p := range [][2]string{{"Configuration", "configuration-minicluster"}, {"Function", fn}, {"Provider", "provider-minicluster-burst"}} {
+			eventually(t, 2*time.Minute, p[0]+" "+p[1]+" is Installed and Healthy", func() error {
+				u := pkgObject(p[0], p[1])
+				if err := cp.Client.Get(ctx(t), client.ObjectKeyFromObject(u), u); err != nil {
+					return err
+				}
+				return errors.Join(wantCondition(u, "Installed", "True"), wantCondition(u, "Healthy", "True"))
+			})
+		}
+		if err := cp.WaitXRD(ctx(t), harness.XRDName, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the Composition's revision has a valid pipeline", func() error {
+			l := &unstructured.UnstructuredList{}
+			l.SetAPIVersion("apiextensions.crossplane.io/v1")
+			l.SetKind("CompositionRevisionList")
+			if err := cp.Client.List(ctx(t), l, client.MatchingLabels{"crossplane.io/composition-name": harness.CompositionName}); err != nil {
+				return err
+			}
+			if len(l.Items) == 0 {
+				return errors.New("no CompositionRevision yet")
+			}
+			return wantCondition(&l.Items[len(l.Items)-1], "ValidPipeline", "True")
+		})
+	})
+
+	step(t, "a hello-world claim composes its cluster", func(t *testing.T) {
+		const ns, name = "tenant-install", "flux-sample"
+		createNamespace(t, cp, ns)
+		createClaim(t, cp, exampleClaim(t, cp, helloWorld, ns, ""))
+		eventually(t, 2*time.Minute, "the claim is Synced and its objects exist", func() error {
+			c, err := getClaim(t, cp, ns, name)
+			if err != nil {
+				return err
+			}
+			if err := wantCondition(c, "Synced", "True"); err != nil {
+				return err
+			}
+			_, err = getComposed(t, cp, ns, name)
+			return err
+		})
+		checkHelloWorld(t, cp, ns, name)
+	})
+	t.Logf("TestInstallFromPackages took %s", time.Since(begin).Round(100*time.Millisecond))
+}
+
+// ---------------------------------------------------------------- helpers
+
+// requireE2E skips a test unless MC_E2E is set, like controlPlane does.
+func requireE2E(t *testing.T) {
+	t.Helper()
+	if v := os.Getenv(EnvE2E); v == "" || v == "0" {
+		t.Skipf("end-to-end tests run a real control plane: set %s=1 (make e2e does, after installing the tools)", EnvE2E)
+	}
+}
+
+// startOwnControlPlane starts a control plane for one test, stopped when
+// the test ends; when it fails the logs are kept and their last lines
+// printed.
+func startOwnControlPlane(t *testing.T, opts harness.Options) *harness.ControlPlane {
+	t.Helper()
+	opts.Debug = opts.Debug || os.Getenv("MC_E2E_DEBUG") != ""
+	if opts.Logf == nil {
+		opts.Logf = func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+		}
+	}
+	c, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cp, err := harness.Start(c, opts)
+	if err != nil {
+		if errors.Is(err, harness.ErrToolsMissing) {
+			t.Fatalf("%s is set but %v", EnvE2E, err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			cp.KeepDir()
+			fmt.Fprintf(os.Stderr, "\ne2e: %s failed; %s control-plane logs are kept in %s\n", t.Name(), opts.Name, cp.LogDir)
+			cp.DumpLogs(os.Stderr, 40)
+		}
+		if err := cp.Stop(); err != nil {
+			t.Log(err)
+		}
+	})
+	t.Logf("%s control plane up in %s", opts.Name, time.Since(start).Round(100*time.Millisecond))
+	return cp
+}
+
+// toolPath finds a tool from its environment variable or the tool cache; a
+// missing tool fails the test (MC_E2E is set).
+func toolPath(t *testing.T, repo, env, name string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	out, err := exec.Command(filepath.Join(repo, "hack", "tools.sh"), "path", name).Output() //nolint:gosec // our own script
+	if p := strings.TrimSpace(string(out)); err == nil && p != "" {
+		return p
+	}
+	t.Fatalf("%s is set but %s is not installed: run hack/tools.sh install %s (or set %s)", EnvE2E, name, name, env)
+	return ""
+}
+
+// runCmd runs a command in dir, failing the test with its output.
+func runCmd(t *testing.T, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...) //nolint:gosec // the test's own tools
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// runtimeBinary pulls a pushed package from the registry and writes the
+// runtime binary its image runs (checking the image's entrypoint is
+// /<name>) to dir/pkg-<name>.
+func runtimeBinary(t *testing.T, crane, ref, name, dir string) string {
+	t.Helper()
+	out, err := exec.Command(crane, "config", ref).Output() //nolint:gosec // the test's own tools
+	if err != nil {
+		t.Fatalf("crane config %s: %v", ref, err)
+	}
+	var cfg struct {
+		Architecture, OS string
+		Config           struct{ Entrypoint []string }
+	}
+	if err := json.Unmarshal(out, &cfg); err != nil {
+		t.Fatalf("crane config %s: %v", ref, err)
+	}
+	if !slices.Equal(cfg.Config.Entrypoint, []string{"/" + name}) || cfg.OS != "linux" || cfg.Architecture != "amd64" {
+		t.Fatalf("%s: image %s/%s with entrypoint %v, want linux/amd64 running /%s", ref, cfg.OS, cfg.Architecture, cfg.Config.Entrypoint, name)
+	}
+	fs := filepath.Join(dir, "pkg-"+name+".tar")
+	if b, err := exec.Command(crane, "export", ref, fs).CombinedOutput(); err != nil { //nolint:gosec // the test's own tools
+		t.Fatalf("crane export %s: %v\n%s", ref, err, b)
+	}
+	f, err := os.Open(fs) //nolint:gosec // written above
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() //nolint:errcheck // read-only
+	tr := tar.NewReader(f)
+	var entries []string
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, h.Name)
+		if strings.TrimPrefix(h.Name, "/") != name || h.Typeflag != tar.TypeReg {
+			continue
+		}
+		path := filepath.Join(dir, "pkg-"+name)
+		w, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755) //nolint:gosec // an executable the test runs
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, tr); err != nil { //nolint:gosec // our own binary
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	t.Fatalf("%s: no /%s in the image (files: %v)", ref, name, entries)
+	return ""
+}
+
+// pkgObject is a pkg.crossplane.io/v1 package (Configuration, Function or
+// Provider) by name.
+func pkgObject(kind, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("pkg.crossplane.io/v1")
+	u.SetKind(kind)
+	u.SetName(name)
+	return u
+}
+
+// activeRevision returns the active revision (kind FunctionRevision or
+// ProviderRevision) of a package.
+func activeRevision(t *testing.T, cp *harness.ControlPlane, kind, pkg string) (*unstructured.Unstructured, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion("pkg.crossplane.io/v1")
+	l.SetKind(kind + "List")
+	if err := cp.Client.List(ctx(t), l, client.MatchingLabels{"pkg.crossplane.io/package": pkg}); err != nil {
+		return nil, err
+	}
+	for i := range l.Items {
+		if s, _, _ := unstructured.NestedString(l.Items[i].Object, "spec", "desiredState"); s == "Active" {
+			return &l.Items[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no active %s of %s yet (%d revisions)", kind, pkg, len(l.Items))
+}
+
+func crdsEstablished(t *testing.T, cp *harness.ControlPlane, names ...string) error {
+	for _, n := range names {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cp.Client.Get(ctx(t), client.ObjectKey{Name: n}, crd); err != nil {
+			return err
+		}
+		ok := false
+		for _, c := range crd.Status.Conditions {
+			ok = ok || (c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue)
+		}
+		if !ok {
+			return fmt.Errorf("CRD %s is not established", n)
+		}
+	}
+	return nil
+}
+
+// conditions summarises an object's status conditions.
+func conditions(u *unstructured.Unstructured) string {
+	cs, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var out []string
+	for _, c := range cs {
+		if m, ok := c.(map[string]any); ok {
+			s := fmt.Sprintf("%v=%v", m["type"], m["status"])
+			if msg, _ := m["message"].(string); msg != "" {
+				s += " (" + msg + ")"
+			}
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return "no conditions"
+	}
+	return strings.Join(out, ", ")
+}

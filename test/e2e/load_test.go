@@ -1,0 +1,302 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+)
+
+// EnvLoadReport names a file TestLoad writes its measurements to, as JSON.
+const EnvLoadReport = "MC_LOAD_REPORT"
+
+// loadReport is what TestLoad measured.
+type loadReport struct {
+	Claims     int `json:"claims"`
+	Namespaces int `json:"namespaces"`
+	Size       int `json:"size"`
+	// Seconds from the first create: all claims created; all claims
+	// Synced=True with their Job, Service, ConfigMap and Secret; and the
+	// time by which half, 90% and all claims were complete (first seen
+	// complete; the test polls every second).
+	CreatedSeconds   float64 `json:"createdSeconds"`
+	AllSyncedSeconds float64 `json:"allSyncedSeconds"`
+	P50Seconds       float64 `json:"p50Seconds"`
+	P90Seconds       float64 `json:"p90Seconds"`
+	// The function process while the claims converged: CPU (user+system)
+	// and RunFunction calls answered; its resident memory at the end and
+	// its peak (VmHWM; the process started with this control plane).
+	FunctionCPUSeconds   float64 `json:"functionCpuSeconds"`
+	FunctionCalls        int64   `json:"functionCalls"`
+	FunctionCPUPerCallMs float64 `json:"functionCpuPerCallMs"`
+	FunctionRSSMiB       float64 `json:"functionRssMiB"`
+	FunctionPeakRSSMiB   float64 `json:"functionPeakRssMiB"`
+	// CPU seconds of the other processes meanwhile, for context.
+	CrossplaneCPUSeconds float64 `json:"crossplaneCpuSeconds"`
+	APIServerCPUSeconds  float64 `json:"apiserverCpuSeconds"`
+	EtcdCPUSeconds       float64 `json:"etcdCpuSeconds"`
+	KCMCPUSeconds        float64 `json:"kubeControllerManagerCpuSeconds"`
+	CrossplanePeakRSSMiB float64 `json:"crossplanePeakRssMiB"`
+	CPUs                 int     `json:"cpus"`
+	// API server requests per claim meanwhile, by "VERB group/resource",
+	// for the claims, the composites and the composed objects: where the
+	// API server's time went.
+	RequestsPerClaim map[string]float64 `json:"apiserverRequestsPerClaim"`
+}
+
+// TestLoad measures the real control plane under 100 hello-world claims
+// (size 4) across 10 tenant namespaces, applied at once: the time until
+// every claim is Synced with its four composed objects present, and what
+// the function process used meanwhile. It runs on a control plane of its
+// own, with Crossplane's default settings (nothing tuned), so the numbers
+// are the function's and Crossplane's alone. The summary goes to the test
+// log and, as JSON, to $MC_LOAD_REPORT. It fails only if the claims do not
+// converge within 4 minutes.
+func TestLoad(t *testing.T) {
+	requireE2E(t)
+	if testing.Short() {
+		t.Skip("-short: the load test takes about a minute")
+	}
+	const namespaces, perNamespace, size = 10, 10, 4
+	const timeout = 4 * time.Minute
+	cp := startOwnControlPlane(t, harness.Options{Name: "load"})
+	var nss []string
+	for i := range namespaces {
+		ns := fmt.Sprintf("load-%02d", i)
+		createNamespace(t, cp, ns)
+		nss = append(nss, ns)
+	}
+	claims := make([]*unstructured.Unstructured, 0, namespaces*perNamespace)
+	for _, ns := range nss {
+		for j := range perNamespace {
+			c := exampleClaim(t, cp, helloWorld, ns, fmt.Sprintf("mc-%02d", j))
+			if err := unstructured.SetNestedField(c.Object, int64(size), "spec", "size"); err != nil {
+				t.Fatal(err)
+			}
+			claims = append(claims, c)
+		}
+	}
+
+	pids := cp.Pids()
+	usage := func() map[string]harness.Usage {
+		m := map[string]harness.Usage{}
+		for name, pid := range pids {
+			u, err := harness.ProcessUsage(pid)
+			if err != nil {
+				t.Fatalf("%s (pid %d): %v", name, pid, err)
+			}
+			m[name] = u
+		}
+		return m
+	}
+	calls0, err := cp.RunFunctionCalls(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req0, err := cp.APIServerRequests(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := usage()
+
+	// Apply every claim at once, a namespace per goroutine, as ten tenants
+	// (or a GitOps sync) would.
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(claims))
+	for _, ns := range nss {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, c := range claims {
+				if c.GetNamespace() != ns {
+					continue
+				}
+				if err := cp.Client.Create(context.Background(), c.DeepCopy()); err != nil {
+					errs <- fmt.Errorf("cannot create MiniCluster %s/%s: %w", ns, c.GetName(), err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	created := time.Since(start)
+	t.Logf("created %d claims in %s", len(claims), created.Round(10*time.Millisecond))
+
+	// Poll with one list per kind (not a GET per object): a claim is done
+	// when it is Synced=True and its four objects exist.
+	doneAt := map[string]time.Duration{}
+	var missing []string
+	lastLog := time.Duration(0)
+	for {
+		missing = loadProgress(t, cp, claims, doneAt, time.Since(start))
+		if len(missing) == 0 {
+			break
+		}
+		if el := time.Since(start); el-lastLog >= 5*time.Second {
+			lastLog = el
+			t.Logf("after %s: %d of %d claims done; e.g. %s", el.Round(time.Second), len(doneAt), len(claims), missing[0])
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("after %s, %d of %d claims are not Synced with their objects, e.g. %s", timeout, len(missing), len(claims), strings.Join(missing[:min(5, len(missing))], "; "))
+		}
+		time.Sleep(time.Second)
+	}
+	all := time.Since(start)
+	after := usage()
+	calls1, err := cp.RunFunctionCalls(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req1, err := cp.APIServerRequests(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	perClaim := map[string]float64{}
+	for k, v := range req1 {
+		if d := v - req0[k]; d > 0 && !strings.HasPrefix(k, "LIST ") && !strings.HasPrefix(k, "WATCH ") &&
+			(strings.Contains(k, "flux-framework.org/") || strings.Contains(k, " /pods") || strings.Contains(k, "batch/jobs") ||
+				strings.Contains(k, " /services") || strings.Contains(k, " /configmaps") || strings.Contains(k, " /secrets") || strings.Contains(k, " /events")) {
+			perClaim[k] = float64(int(d/float64(len(claims))*10)) / 10
+		}
+	}
+
+	lat := make([]time.Duration, 0, len(doneAt))
+	for _, d := range doneAt {
+		lat = append(lat, d)
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return lat[int(p*float64(len(lat)-1))].Seconds() }
+	cpu := func(name string) float64 { return (after[name].CPU - before[name].CPU).Seconds() }
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	r := loadReport{
+		Claims: len(claims), Namespaces: namespaces, Size: size,
+		CreatedSeconds: created.Seconds(), AllSyncedSeconds: all.Seconds(), P50Seconds: pct(0.5), P90Seconds: pct(0.9),
+		FunctionCPUSeconds: cpu("function"), FunctionCalls: calls1 - calls0,
+		FunctionRSSMiB: mib(after["function"].RSS), FunctionPeakRSSMiB: mib(after["function"].PeakRSS),
+		CrossplaneCPUSeconds: cpu("crossplane"), APIServerCPUSeconds: cpu("kube-apiserver"), EtcdCPUSeconds: cpu("etcd"),
+		KCMCPUSeconds: cpu("kube-controller-manager"), CrossplanePeakRSSMiB: mib(after["crossplane"].PeakRSS),
+		CPUs: runtime.NumCPU(), RequestsPerClaim: perClaim,
+	}
+	if r.FunctionCalls > 0 {
+		r.FunctionCPUPerCallMs = r.FunctionCPUSeconds * 1000 / float64(r.FunctionCalls)
+	}
+	t.Logf("load: %d claims (size %d, %d namespaces) created in %.1fs, all Synced with 4 objects in %.1fs (p50 %.1fs, p90 %.1fs); "+
+		"function: %.2fs CPU for %d RunFunction calls (%.2f ms/call), RSS %.1f MiB, peak %.1f MiB; "+
+		"CPU meanwhile: crossplane %.1fs (peak RSS %.0f MiB), kube-apiserver %.1fs, etcd %.1fs, kube-controller-manager %.1fs; %d CPUs",
+		r.Claims, r.Size, r.Namespaces, r.CreatedSeconds, r.AllSyncedSeconds, r.P50Seconds, r.P90Seconds,
+		r.FunctionCPUSeconds, r.FunctionCalls, r.FunctionCPUPerCallMs, r.FunctionRSSMiB, r.FunctionPeakRSSMiB,
+		r.CrossplaneCPUSeconds, r.CrossplanePeakRSSMiB, r.APIServerCPUSeconds, r.EtcdCPUSeconds, r.KCMCPUSeconds, r.CPUs)
+	keys := make([]string, 0, len(perClaim))
+	for k := range perClaim {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return int(perClaim[b]*10 - perClaim[a]*10) })
+	var top []string
+	for _, k := range keys[:min(10, len(keys))] {
+		top = append(top, fmt.Sprintf("%s %.1f", k, perClaim[k]))
+	}
+	t.Logf("load: API server requests per claim: %s", strings.Join(top, ", "))
+	if path := os.Getenv(EnvLoadReport); path != "" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil { //nolint:gosec // a report the user asked for
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", path)
+	}
+}
+
+// loadProgress records in doneAt (by namespace/name) the claims that are
+// now Synced=True with their Job, Service, ConfigMap and Secret, and
+// returns what the others still lack.
+func loadProgress(t *testing.T, cp *harness.ControlPlane, claims []*unstructured.Unstructured, doneAt map[string]time.Duration, now time.Duration) []string {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	exists := map[string]bool{} // "kind ns/name"
+	lists := []struct {
+		kind string
+		list client.ObjectList
+	}{
+		{"Job", &batchv1.JobList{}}, {"Service", &corev1.ServiceList{}},
+		{"ConfigMap", &corev1.ConfigMapList{}}, {"Secret", &corev1.SecretList{}},
+	}
+	for _, l := range lists {
+		// Only what Crossplane composed for a claim.
+		if err := cp.Client.List(c, l.list, client.HasLabels{"crossplane.io/claim-name"}); err != nil {
+			t.Logf("listing %ss: %v", l.kind, err)
+			return []string{"(list failed)"}
+		}
+		switch v := l.list.(type) {
+		case *batchv1.JobList:
+			for _, o := range v.Items {
+				exists["Job "+o.Namespace+"/"+o.Name] = true
+			}
+		case *corev1.ServiceList:
+			for _, o := range v.Items {
+				exists["Service "+o.Namespace+"/"+o.Name] = true
+			}
+		case *corev1.ConfigMapList:
+			for _, o := range v.Items {
+				exists["ConfigMap "+o.Namespace+"/"+o.Name] = true
+			}
+		case *corev1.SecretList:
+			for _, o := range v.Items {
+				exists["Secret "+o.Namespace+"/"+o.Name] = true
+			}
+		}
+	}
+	got := &unstructured.UnstructuredList{}
+	got.SetGroupVersionKind(claimGVK.GroupVersion().WithKind(claimGVK.Kind + "List"))
+	if err := cp.Client.List(c, got); err != nil {
+		t.Logf("listing claims: %v", err)
+		return []string{"(list failed)"}
+	}
+	synced := map[string]string{}
+	for i := range got.Items {
+		st, msg := condition(&got.Items[i], "Synced")
+		synced[got.Items[i].GetNamespace()+"/"+got.Items[i].GetName()] = st + " " + msg
+	}
+	var missing []string
+	for _, cl := range claims {
+		key := cl.GetNamespace() + "/" + cl.GetName()
+		if _, ok := doneAt[key]; ok {
+			continue
+		}
+		var lack []string
+		if s := synced[key]; !strings.HasPrefix(s, "True") {
+			lack = append(lack, "Synced="+s)
+		}
+		for _, o := range []string{"Job " + key, "Service " + key, "ConfigMap " + key + "-entrypoint", "Secret " + key + "-curve-cert"} {
+			if !exists[o] {
+				lack = append(lack, "no "+strings.Fields(o)[0])
+			}
+		}
+		if len(lack) == 0 {
+			doneAt[key] = now
+			continue
+		}
+		missing = append(missing, key+": "+strings.Join(lack, ", "))
+	}
+	return missing
+}
