@@ -3,12 +3,8 @@ package harness
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"syscall"
 	"time"
-
-	"k8s.io/client-go/rest"
 )
 
 // Faults: ways to break a running control plane the way production breaks,
@@ -54,24 +50,7 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context, downtime time.Dura
 		return ctx.Err()
 	case <-time.After(time.Until(t.Add(downtime))):
 	}
-	if err := cp.apiserver.start(); err != nil {
-		return err
-	}
-	hc, err := rest.HTTPClientFor(cp.Config)
-	if err != nil {
-		return err
-	}
-	hc.Timeout = 5 * time.Second
-	if err := cp.waitFor(ctx, cp.apiserver, 2*time.Minute, "kube-apiserver /readyz after a restart", func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cp.Config.Host+"/readyz", nil)
-		rsp, err := hc.Do(req)
-		if err != nil {
-			return false, err
-		}
-		defer rsp.Body.Close() //nolint:errcheck // read-only
-		b, _ := io.ReadAll(rsp.Body)
-		return rsp.StatusCode == http.StatusOK, fmt.Errorf("%s: %s", rsp.Status, lastLines(string(b), 5))
-	}); err != nil {
+	if err := cp.runAPIServer(ctx, "kube-apiserver /readyz after a restart"); err != nil {
 		return err
 	}
 	cp.logf("restarted kube-apiserver: %s from SIGTERM to ready", time.Since(t).Round(10*time.Millisecond))

@@ -401,24 +401,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 		"--endpoint-reconciler-type=none",
 		"--v=1",
 	}, nil, cp.Dir, cp.LogDir)
-	if err := cp.apiserver.start(); err != nil {
-		return err
-	}
-	hc, err := rest.HTTPClientFor(cp.Config)
-	if err != nil {
-		return err
-	}
-	hc.Timeout = 5 * time.Second
-	if err := cp.waitFor(ctx, cp.apiserver, 2*time.Minute, "kube-apiserver /readyz", func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cp.Config.Host+"/readyz", nil)
-		rsp, err := hc.Do(req)
-		if err != nil {
-			return false, err
-		}
-		defer rsp.Body.Close() //nolint:errcheck // read-only
-		b, _ := io.ReadAll(rsp.Body)
-		return rsp.StatusCode == http.StatusOK, fmt.Errorf("%s: %s", rsp.Status, lastLines(string(b), 5))
-	}); err != nil {
+	if err := cp.runAPIServer(ctx, "kube-apiserver /readyz"); err != nil {
 		return err
 	}
 	// Warnings (e.g. "CompositeResourceDefinition v1 is deprecated", which
@@ -431,7 +414,8 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return err
 	}
-	cp.Client, err = client.New(cp.Config, client.Options{Scheme: scheme})
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	cp.Client = c
 	return err
 }
 
@@ -590,4 +574,26 @@ func (w *warningLogger) HandleWarningHeaderWithContext(_ context.Context, code i
 	}
 	w.seen[text] = true
 	w.cp.logf("API server warning: %s", text)
+}
+
+// runAPIServer starts kube-apiserver and waits until /readyz says so.
+func (cp *ControlPlane) runAPIServer(ctx context.Context, what string) error {
+	if err := cp.apiserver.start(); err != nil {
+		return err
+	}
+	hc, err := rest.HTTPClientFor(cp.Config)
+	if err != nil {
+		return err
+	}
+	hc.Timeout = 5 * time.Second
+	return cp.waitFor(ctx, cp.apiserver, 2*time.Minute, what, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cp.Config.Host+"/readyz", nil)
+		rsp, err := hc.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer rsp.Body.Close() //nolint:errcheck // read-only
+		b, _ := io.ReadAll(rsp.Body)
+		return rsp.StatusCode == http.StatusOK, fmt.Errorf("%s: %s", rsp.Status, lastLines(string(b), 5))
+	})
 }
