@@ -19,7 +19,6 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -401,20 +400,7 @@ func installProviderCRDs(t *testing.T, cp *harness.ControlPlane) {
 		}
 	}
 	eventually(t, time.Minute, "the provider CRDs are established", func() error {
-		for _, n := range names {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := cp.Client.Get(ctx(t), client.ObjectKey{Name: n}, crd); err != nil {
-				return err
-			}
-			established := false
-			for _, c := range crd.Status.Conditions {
-				established = established || (c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue)
-			}
-			if !established {
-				return fmt.Errorf("CRD %s is not established", n)
-			}
-		}
-		return nil
+		return crdsEstablished(t, cp, names...)
 	})
 }
 
