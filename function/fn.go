@@ -305,9 +305,5 @@ func MaximumSize(mc *v1alpha2.MiniCluster, xr map[string]any) int32 {
 			}
 		}
 	}
-	m := mc.Spec.SizeValue()
-	if mc.Spec.MaxSize > m {
-		m = mc.Spec.MaxSize
-	}
-	return m
+	return mc.Spec.CreationMaximum()
 }

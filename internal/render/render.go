@@ -9,7 +9,6 @@ package render
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -743,11 +742,6 @@ func emptyToNil(m map[string]string) map[string]string {
 		return nil
 	}
 	return m
-}
-
-// SortObjects orders objects by resource name, for stable output.
-func SortObjects(objs []Object) {
-	sort.SliceStable(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
 }
 
 // String describes an object for messages.

@@ -151,3 +151,13 @@ func (s *MiniClusterSpec) SizeValue() int32 {
 	}
 	return *s.Size
 }
+
+// CreationMaximum is the largest size a MiniCluster created with this spec
+// can take: max(size, maxSize). The function fixes it in status when the
+// cluster is created.
+func (s *MiniClusterSpec) CreationMaximum() int32 {
+	if m := s.SizeValue(); m > s.MaxSize {
+		return m
+	}
+	return s.MaxSize
+}

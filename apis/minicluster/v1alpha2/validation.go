@@ -91,10 +91,7 @@ func validateName(mc *MiniCluster) field.ErrorList {
 	for _, msg := range validation.IsDNS1123Label(mc.Name) {
 		errs = append(errs, field.Invalid(p, mc.Name, msg))
 	}
-	max := mc.Spec.MaxSize
-	if s := mc.Spec.SizeValue(); s > max {
-		max = s
-	}
+	max := mc.Spec.CreationMaximum()
 	if host := fmt.Sprintf("%s-%d", mc.Name, max-1); len(host) > validation.DNS1123LabelMaxLength {
 		errs = append(errs, field.Invalid(p, mc.Name, fmt.Sprintf("is too long: pod hostname %q would exceed %d characters; use a shorter name", host, validation.DNS1123LabelMaxLength)))
 	}

@@ -68,10 +68,7 @@ func RootFrom(u *unstructured.Unstructured) (Root, error) {
 	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
 	max := mc.Status.MaximumSize
 	if max == 0 {
-		max = mc.Spec.SizeValue()
-		if mc.Spec.MaxSize > max {
-			max = mc.Spec.MaxSize
-		}
+		max = mc.Spec.CreationMaximum()
 	}
 	return Root{MiniCluster: mc, MaximumSize: max}, nil
 }
