@@ -26,6 +26,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
@@ -107,7 +108,8 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	v1alpha2.SetDefaults(mc, in.Defaults.PlatformDefaults())
-	if errs := append(v1alpha2.Validate(mc), render.Validate(mc)...); len(errs) > 0 {
+	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets})
+	if len(errs) > 0 {
 		fatal(rsp, errors.New(FormatErrors(errs)))
 		return rsp, nil
 	}
@@ -124,29 +126,15 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	maximumSize := MaximumSize(mc, oxr.Resource.UnstructuredContent())
-	size := mc.Spec.SizeValue()
-	if size > maximumSize {
-		msg := fmt.Sprintf("spec.size %d exceeds the maximum size %d fixed when this MiniCluster was created (the broker configuration declares %d hosts): running %d pods; lower spec.size, or re-create the MiniCluster with a larger spec.maxSize", size, maximumSize, maximumSize, maximumSize)
+	if p.Clamped() {
+		msg := fmt.Sprintf("spec.size %d exceeds the maximum size %d fixed when this MiniCluster was created (the broker configuration declares %d hosts): running %d pods; lower spec.size, or re-create the MiniCluster with a larger spec.maxSize", p.RequestedSize, p.MaximumSize, p.MaximumSize, p.Size)
 		response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
 		response.ConditionFalse(rsp, ConditionScaled, "SizeAboveMaximum").WithMessage(msg).TargetCompositeAndClaim()
-		size = maximumSize
 	} else {
 		response.ConditionTrue(rsp, ConditionScaled, "Available").TargetCompositeAndClaim()
 	}
 
-	objs, err := render.Render(render.Input{
-		MiniCluster:      mc,
-		Namespace:        ns,
-		CurveCert:        cert,
-		MaximumSize:      maximumSize,
-		Size:             size,
-		ImagePullSecrets: in.Defaults.ImagePullSecrets,
-	})
-	if err != nil {
-		fatal(rsp, err)
-		return rsp, nil
-	}
+	objs := render.Render(render.Input{Plan: p, CurveCert: cert})
 	for _, w := range Warnings(mc) {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
@@ -154,7 +142,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	// spec.cleanup: once the cluster has finished, its pods go away (the
 	// Job and the services Pod are no longer composed, so Crossplane deletes
 	// them) while the claim keeps its final phase.
-	finished := ObservedPhase(oxr.Resource.UnstructuredContent())
+	finished := mc.Status.Phase
 	cleanedUp := mc.Spec.Cleanup && (finished == v1alpha2.PhaseSucceeded || finished == v1alpha2.PhaseFailed)
 	if cleanedUp {
 		kept := objs[:0]
@@ -172,10 +160,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composed resources"))
 		return rsp, nil
 	}
-	quorum := render.Quorum(mc, size, maximumSize)
-	if quorum == 0 {
-		quorum = size
-	}
+	quorum := p.ReadyQuorum
 	// The objects go straight from their types into the response's protobuf
 	// values (see toStruct). Desired resources of earlier pipeline steps go
 	// through the SDK as before; the ones composed here replace any of the
@@ -210,10 +195,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composite resource"))
 		return rsp, nil
 	}
-	st := status(mc, observed, job, size, maximumSize, quorum)
+	st := status(p, observed, job)
 	if cleanedUp {
 		st.Phase = finished
 	}
+	// How the cluster ended (the Job's reason and message) has no status
+	// field: it goes into the Finished condition.
+	st.ReportFinished(rsp, oxr.Resource.UnstructuredContent())
 	// Equivalent to dxr.Resource.SetValue("status", ...), without its JSON
 	// round trip: the status is plain strings and integers, which become the
 	// same protobuf numbers either way.
@@ -224,7 +212,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 
 	response.ConditionTrue(rsp, ConditionValid, "Valid").TargetCompositeAndClaim()
-	log.Debug("Composed MiniCluster", "namespace", ns, "size", size, "maximumSize", maximumSize, "phase", st.Phase)
+	log.Debug("Composed MiniCluster", "namespace", ns, "size", p.Size, "maximumSize", p.MaximumSize, "phase", st.Phase)
 	return rsp, nil
 }
 
@@ -278,32 +266,4 @@ func Decode(xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
 	mc.Name = name
 	mc.Namespace = ns
 	return mc, ns, nil
-}
-
-// ObservedPhase is the phase the function last reported for the composite.
-func ObservedPhase(xr map[string]any) string {
-	if st, ok := xr["status"].(map[string]any); ok {
-		if p, ok := st["phase"].(string); ok {
-			return p
-		}
-	}
-	return ""
-}
-
-// MaximumSize is fixed when the MiniCluster is created: the value already in
-// the composite's status, else max(size, maxSize).
-func MaximumSize(mc *v1alpha2.MiniCluster, xr map[string]any) int32 {
-	if st, ok := xr["status"].(map[string]any); ok {
-		switch v := st["maximumSize"].(type) {
-		case float64:
-			if v > 0 {
-				return int32(v)
-			}
-		case int64:
-			if v > 0 {
-				return int32(v)
-			}
-		}
-	}
-	return mc.Spec.CreationMaximum()
 }

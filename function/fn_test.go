@@ -466,7 +466,7 @@ func TestRunFunctionWarnings(t *testing.T) {
 		},
 		"PodResources": {
 			reason: "pod.resources going to overhead is explained.",
-			spec:   `{"size":2,"pod":{"resources":{"cpu":"1"}},"containers":[{"image":"x","command":"y"}]}`,
+			spec:   `{"size":2,"pod":{"runtimeClassName":"kata","resources":{"cpu":"1"}},"containers":[{"image":"x","command":"y"}]}`,
 			want:   "spec.pod.resources becomes the pods' overhead",
 		},
 	}

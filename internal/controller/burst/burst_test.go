@@ -23,7 +23,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/internal/render"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
 const rootYAML = `
@@ -79,7 +79,7 @@ func node(name, internal, external string) *corev1.Node {
 func leadPod(name, nodeName string, created time.Time) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "hpc", CreationTimestamp: metav1.NewTime(created), Labels: map[string]string{
-			render.LabelJobName: "flux-sample", render.LabelCompletionIndex: "0",
+			plan.LabelJobName: "flux-sample", plan.LabelCompletionIndex: "0",
 		}},
 		Spec:   corev1.PodSpec{NodeName: nodeName},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
@@ -194,11 +194,16 @@ func TestRootAndBurstAgreeOnRanks(t *testing.T) {
 		t.Fatal(err)
 	}
 	v1alpha2.SetDefaults(burstMC, v1alpha2.PlatformDefaults{})
-	if errs := v1alpha2.Validate(burstMC); len(errs) > 0 {
+	burstPlan, errs := plan.New(burstMC, plan.Facts{Namespace: "default"})
+	if len(errs) > 0 {
 		t.Fatalf("the burst claim the controller writes is invalid: %v", errs)
 	}
-	rootHosts := expand(t, render.Hosts(root.MiniCluster, root.MaximumSize).All)
-	burstHosts := expand(t, render.Hosts(burstMC, burstMC.Spec.MaxSize).All)
+	rootPlan, errs := plan.New(root.MiniCluster, plan.Facts{Namespace: "default"})
+	if len(errs) > 0 {
+		t.Fatalf("the root claim is invalid: %v", errs)
+	}
+	rootHosts := expand(t, rootPlan.Hosts.All)
+	burstHosts := expand(t, burstPlan.Hosts.All)
 	if len(rootHosts) != 8 {
 		t.Fatalf("root ranks %v, want 4 own and 4 burst hosts", rootHosts)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
@@ -66,11 +67,7 @@ func RootFrom(u *unstructured.Unstructured) (Root, error) {
 		return Root{}, fmt.Errorf("cannot decode root MiniCluster %s: %w", u.GetName(), err)
 	}
 	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
-	max := mc.Status.MaximumSize
-	if max == 0 {
-		max = mc.Spec.CreationMaximum()
-	}
-	return Root{MiniCluster: mc, MaximumSize: max}, nil
+	return Root{MiniCluster: mc, MaximumSize: plan.MaximumSize(mc)}, nil
 }
 
 // NodeAddress is the address other clusters reach a node at: its
@@ -123,7 +120,7 @@ func NodePort(svc *corev1.Service) int32 {
 func SecretName(b *v1alpha1.Burst) string { return b.Spec.ForProvider.Cluster + "-curve-cert" }
 
 // RootSecretName is the root's own certificate Secret.
-func RootSecretName(r Root) string { return render.CurveSecretName(r.MiniCluster) }
+func RootSecretName(r Root) string { return plan.NamesOf(r.MiniCluster).CurveSecret }
 
 func labels(b *v1alpha1.Burst) map[string]string {
 	return map[string]string{LabelBurstName: b.Name, LabelBurstNamespace: b.Namespace}

@@ -20,7 +20,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
-	"github.com/flux-framework/minicluster-crossplane/internal/render"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
 const errNotBurst = "managed resource is not a Burst"
@@ -57,7 +57,7 @@ func (e *external) want(ctx context.Context, b *v1alpha1.Burst) (*wanted, error)
 	}
 
 	svc := &corev1.Service{}
-	svcName := render.LeadBrokerServiceName(root.MiniCluster)
+	svcName := plan.NamesOf(root.MiniCluster).LeadBroker
 	if err := e.local.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: svcName}, svc); err != nil {
 		return nil, errors.Wrapf(err, "cannot get the root's lead broker Service %s/%s (composed for a MiniCluster with spec.flux.bursting.clusters)", b.Namespace, svcName)
 	}
@@ -68,7 +68,7 @@ func (e *external) want(ctx context.Context, b *v1alpha1.Burst) (*wanted, error)
 
 	pods := &corev1.PodList{}
 	if err := e.local.List(ctx, pods, client.InNamespace(b.Namespace), client.MatchingLabels{
-		render.LabelJobName: root.MiniCluster.Name, render.LabelCompletionIndex: "0",
+		plan.LabelJobName: root.MiniCluster.Name, plan.LabelCompletionIndex: "0",
 	}); err != nil {
 		return nil, errors.Wrap(err, "cannot list the root's lead broker pods")
 	}

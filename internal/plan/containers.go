@@ -1,0 +1,245 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// Names of what the MiniCluster itself puts in every broker pod; a user's
+// container or volume must not take them.
+const (
+	VolumeSoftware   = "spack-software"
+	VolumeHome       = "flux-operator-home"
+	VolumeEntrypoint = "flux-entrypoint"
+	VolumeCurveCert  = "flux-curve-cert"
+)
+
+// checkContainers checks the containers of the broker pods and of the
+// services Pod against the pod they become.
+func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
+	s := &mc.Spec
+	var errs field.ErrorList
+	// The runner's container is named after the MiniCluster and the init
+	// container after flux.container.name: other containers must not take them.
+	errs = append(errs, checkContainerList(s.Containers, field.NewPath("spec", "containers"), false, map[string]string{
+		mc.Name:               "the Flux runner's container, which is named after the MiniCluster",
+		s.Flux.Container.Name: "the Flux init container (spec.flux.container.name)",
+	})...)
+	errs = append(errs, checkContainerList(s.Services, field.NewPath("spec", "services"), true, nil)...)
+	if n := s.Flux.Container.Name; n == mc.Name {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "name"), n, "is the MiniCluster's name, which the Flux runner's container takes: choose another name for the init container"))
+	}
+	errs = append(errs, checkResources(s.Flux.Container.Resources, field.NewPath("spec", "flux", "container", "resources"))...)
+	errs = append(errs, checkSecurityContext(s.Flux.Container.SecurityContext, field.NewPath("spec", "flux", "container", "securityContext"))...)
+	errs = append(errs, checkImage(s.Flux.Container.Image, field.NewPath("spec", "flux", "container", "image"))...)
+	errs = append(errs, checkSecretName(s.Flux.Container.ImagePullSecret, field.NewPath("spec", "flux", "container", "imagePullSecret"))...)
+	return errs
+}
+
+func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, services bool, reserved map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	names := map[string]string{}
+	for k, v := range reserved {
+		if k != "" {
+			names[k] = v
+		}
+	}
+	for i := range cs {
+		c := &cs[i]
+		cp := p.Index(i)
+		switch {
+		case c.Name == "" && (services || !c.RunFlux):
+			what := "a container that does not run Flux"
+			if services {
+				what = "a service container"
+			}
+			errs = append(errs, field.Required(cp.Child("name"), what+" needs a name"))
+		case c.Name != "" && (!c.RunFlux || services):
+			// The runner's own name is not used: its container takes the
+			// MiniCluster's.
+			if prev, ok := names[c.Name]; ok {
+				errs = append(errs, duplicate(cp.Child("name"), c.Name, "already the name of "+prev+": containers of a pod need distinct names"))
+			}
+			names[c.Name] = cp.String()
+		}
+		if c.BatchRaw && !c.Batch {
+			errs = append(errs, field.Invalid(cp.Child("batchRaw"), true, "batchRaw only applies to batch mode: set batch: true too"))
+		}
+		if services {
+			// A slice, not a map: errors come out in the same order every time.
+			for _, h := range []struct{ name, v string }{{"pre", c.Commands.Pre}, {"brokerPre", c.Commands.BrokerPre}, {"workerPre", c.Commands.WorkerPre}} {
+				if h.v != "" {
+					errs = append(errs, field.Forbidden(cp.Child("commands", h.name), "service containers run their image's own entrypoint: broker hooks do not apply"))
+				}
+			}
+			if c.RunFlux {
+				errs = append(errs, field.Forbidden(cp.Child("runFlux"), "service containers cannot run Flux: move this container to spec.containers"))
+			}
+		}
+		if c.NoWrapEntrypoint && c.RunFlux {
+			errs = append(errs, field.Forbidden(cp.Child("noWrapEntrypoint"), "the Flux runner always runs the generated entrypoint"))
+		}
+		seen := map[int32]bool{}
+		for j, port := range c.Ports {
+			if seen[port] {
+				errs = append(errs, duplicate(cp.Child("ports").Index(j), port, "list each port once"))
+			}
+			seen[port] = true
+		}
+		errs = append(errs, checkImage(c.Image, cp.Child("image"))...)
+		errs = append(errs, checkSecretName(c.ImagePullSecret, cp.Child("imagePullSecret"))...)
+		for _, k := range sortedKeys(c.Environment) {
+			for _, msg := range validation.IsEnvVarName(k) {
+				errs = append(errs, field.Invalid(cp.Child("environment").Key(k), k, "must be an environment variable name: "+msg))
+			}
+		}
+		for _, k := range sortedKeys(c.Secrets) {
+			sec := c.Secrets[k]
+			sp := cp.Child("secrets").Key(k)
+			for _, msg := range validation.IsEnvVarName(k) {
+				errs = append(errs, field.Invalid(sp, k, "must be an environment variable name: "+msg))
+			}
+			if _, ok := c.Environment[k]; ok {
+				errs = append(errs, duplicate(sp, k, "is also set in environment: set the variable in one place"))
+			}
+			if sec.Name == "" {
+				errs = append(errs, field.Required(sp.Child("name"), "name the Secret to read the variable from"))
+			} else {
+				errs = append(errs, checkSecretName(sec.Name, sp.Child("name"))...)
+			}
+			if sec.Key == "" {
+				errs = append(errs, field.Required(sp.Child("key"), "name the key of the Secret to read the variable from"))
+			} else {
+				for _, msg := range validation.IsConfigMapKey(sec.Key) {
+					errs = append(errs, field.Invalid(sp.Child("key"), sec.Key, "must be a key of a Secret: "+msg))
+				}
+			}
+		}
+		errs = append(errs, checkResources(c.Resources, cp.Child("resources"))...)
+		errs = append(errs, checkSecurityContext(c.SecurityContext, cp.Child("securityContext"))...)
+	}
+	return errs
+}
+
+// checkImage applies the kubelet's rule: an image reference without
+// surrounding whitespace (the schema gives it a default, so it is never empty).
+func checkImage(image string, p *field.Path) field.ErrorList {
+	if image == "" {
+		return field.ErrorList{field.Required(p, "name the container image")}
+	}
+	if strings.TrimSpace(image) != image {
+		return field.ErrorList{field.Invalid(p, image, "must not have leading or trailing whitespace")}
+	}
+	return nil
+}
+
+// checkSecretName checks the name of a Secret (or another object) the pods
+// refer to: a DNS subdomain. Empty means unset.
+func checkSecretName(name string, p *field.Path) field.ErrorList {
+	if name == "" {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(p, name, "must be the name of an object in the claim's namespace: "+msg))
+	}
+	return errs
+}
+
+// checkID checks a uid or gid as Kubernetes does.
+func checkID(id *int64, p *field.Path) field.ErrorList {
+	if id == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsValidUserID(*id) {
+		errs = append(errs, field.Invalid(p, *id, msg))
+	}
+	return errs
+}
+
+func checkSecurityContext(sc v1alpha2.SecurityContext, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, checkID(sc.RunAsUser, p.Child("runAsUser"))...)
+	if sc.RunAsGroup != nil {
+		for _, msg := range validation.IsValidGroupID(*sc.RunAsGroup) {
+			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
+		}
+	}
+	for j, c := range sc.AddCapabilities {
+		if c == "" || strings.ContainsAny(c, " \t\n") {
+			errs = append(errs, field.Invalid(p.Child("addCapabilities").Index(j), c, "must be a Linux capability name such as SYS_ADMIN or NET_RAW"))
+		}
+	}
+	return errs
+}
+
+// standardContainerResources are the resource names without a domain that
+// Kubernetes accepts for containers (hugepages-<size> aside).
+var standardContainerResources = map[string]bool{"cpu": true, "memory": true, "ephemeral-storage": true}
+
+func checkResources(r v1alpha2.ContainerResources, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	limits, e := checkResourceList(r.Limits, p.Child("limits"))
+	errs = append(errs, e...)
+	requests, e := checkResourceList(r.Requests, p.Child("requests"))
+	errs = append(errs, e...)
+	for _, k := range sortedKeys(requests) {
+		req := requests[k]
+		lim, ok := limits[k]
+		switch {
+		case ok && req.Cmp(lim) > 0:
+			errs = append(errs, field.Invalid(p.Child("requests").Key(k), req.String(), fmt.Sprintf("must be less than or equal to the %s limit (%s)", k, lim.String())))
+		case isExtended(k) && ok && req.Cmp(lim) != 0:
+			errs = append(errs, field.Invalid(p.Child("requests").Key(k), req.String(), "must equal its limit: Kubernetes does not overcommit extended resources such as GPUs"))
+		}
+	}
+	return errs
+}
+
+func isExtended(name string) bool {
+	return strings.Contains(name, "/") && !strings.HasPrefix(name, "kubernetes.io/") && !strings.Contains(name, "kubernetes.io/")
+}
+
+// checkResourceList checks names and quantities as Kubernetes does for a
+// container, and returns the parsed quantities.
+func checkResourceList(rl v1alpha2.ContainerResource, p *field.Path) (map[string]resource.Quantity, field.ErrorList) {
+	var errs field.ErrorList
+	out := map[string]resource.Quantity{}
+	for _, k := range sortedKeys(rl) {
+		kp := p.Key(k)
+		switch {
+		case strings.Contains(k, "/"):
+			for _, msg := range validation.IsQualifiedName(k) {
+				errs = append(errs, field.Invalid(kp, k, "must be a resource name such as cpu, memory or vendor.example/gpu: "+msg))
+			}
+		case !standardContainerResources[k] && !strings.HasPrefix(k, "hugepages-"):
+			errs = append(errs, field.NotSupported(kp, k, []string{"cpu", "memory", "ephemeral-storage", "hugepages-<size>", "<domain>/<name>"}))
+			continue
+		}
+		v := rl[k]
+		q, err := resource.ParseQuantity(v.String())
+		if err != nil || q.Sign() < 0 {
+			errs = append(errs, field.Invalid(kp, v.String(), "must be a non-negative quantity such as 4, 500m or 2Gi"))
+			continue
+		}
+		if isExtended(k) && q.MilliValue()%1000 != 0 {
+			errs = append(errs, field.Invalid(kp, v.String(), "must be a whole number: extended resources such as GPUs are not divisible"))
+		}
+		out[k] = q
+	}
+	return out, errs
+}
+
+// duplicate is field.Duplicate with a detail saying what to do.
+func duplicate(p *field.Path, value any, detail string) *field.Error {
+	e := field.Duplicate(p, value)
+	e.Detail = detail
+	return e
+}

@@ -1,0 +1,272 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
+)
+
+var (
+	// Flux Standard Duration: a number with an optional unit.
+	fsdRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(ms|s|m|h|d)?$`)
+	// Topologies flux-broker accepts for tbon.topo.
+	topologyRE = regexp.MustCompile(`^(kary:[0-9]+|binomial|mincrit(:[0-9]+)?|custom)$`)
+	// flux.environment lands in `export K=V` lines of a shell script.
+	shellNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// TBONFanout is the brokers' tbon.fanout: in the flat overlay every broker
+// is a child of rank 0 up to this many brokers.
+const TBONFanout = 256
+
+// bootstrapKeys are the keys Flux accepts in broker.toml's [bootstrap]
+// table, and hostKeys those of its hosts entries (flux-core 0.88).
+var (
+	bootstrapKeys = map[string]bool{"hosts": true, "curve_cert": true, "default_port": true, "default_bind": true, "default_connect": true, "enable_ipv6": true}
+	hostKeys      = map[string]bool{"host": true, "bind": true, "connect": true, "parent": true}
+)
+
+func checkFlux(mc *v1alpha2.MiniCluster) field.ErrorList {
+	f := &mc.Spec.Flux
+	p := field.NewPath("spec", "flux")
+	var errs field.ErrorList
+	if f.ConnectTimeout != nil && *f.ConnectTimeout != "" && !fsdRE.MatchString(*f.ConnectTimeout) {
+		errs = append(errs, field.Invalid(p.Child("connectTimeout"), *f.ConnectTimeout, `must be a Flux duration such as 5s, 500ms or 1m ("" keeps Flux's default)`))
+	}
+	if f.Topology != "" && !topologyRE.MatchString(f.Topology) {
+		errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "must be kary:<k>, binomial, mincrit[:<k>] or custom"))
+	}
+	if f.MinimalService {
+		// Only rank 0 has a DNS name: every other broker must be its child.
+		if f.Topology != "" {
+			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService"))
+		} else if max := mc.Spec.CreationMaximum(); max > TBONFanout+1 {
+			errs = append(errs, field.Invalid(p.Child("minimalService"), true, fmt.Sprintf("gives only the lead broker a DNS name, and with more than %d brokers (this cluster has up to %d) Flux makes some brokers parents of others: remove minimalService", TBONFanout+1, max)))
+		}
+	}
+	for _, k := range sortedKeys(f.Environment) {
+		if !shellNameRE.MatchString(k) {
+			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, "must be a shell variable name (letters, digits and '_', not starting with a digit): it is exported in flux-view.sh"))
+		}
+	}
+	if f.CurveCert != "" && f.CurveCertSecret != "" {
+		errs = append(errs, field.Invalid(p.Child("curveCertSecret"), f.CurveCertSecret, "set either curveCert or curveCertSecret, not both"))
+	}
+	errs = append(errs, checkSecretName(f.CurveCertSecret, p.Child("curveCertSecret"))...)
+	if f.BrokerConfig != "" {
+		errs = append(errs, checkBrokerConfig(mc, p.Child("brokerConfig"))...)
+	}
+	return errs
+}
+
+// checkBrokerConfig parses a user's broker.toml as Flux will and checks
+// that every broker of this cluster finds its hostname in it.
+func checkBrokerConfig(mc *v1alpha2.MiniCluster, p *field.Path) field.ErrorList {
+	var doc map[string]any
+	if err := toml.Unmarshal([]byte(mc.Spec.Flux.BrokerConfig), &doc); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("is not valid TOML (line %d, column %d: %s): Flux would refuse to start", row, col, de.Error()))}
+		}
+		return field.ErrorList{field.Invalid(p, "<broker.toml>", "is not valid TOML ("+err.Error()+"): Flux would refuse to start")}
+	}
+	raw, ok := doc["bootstrap"]
+	if !ok {
+		return nil
+	}
+	bs, ok := raw.(map[string]any)
+	if !ok {
+		return field.ErrorList{field.Invalid(p, "<broker.toml>", "[bootstrap] must be a table")}
+	}
+	var errs field.ErrorList
+	for _, k := range sortedKeys(bs) {
+		if !bootstrapKeys[k] {
+			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] has key %q, which Flux refuses: use only hosts, curve_cert, default_port, default_bind, default_connect and enable_ipv6", k)))
+		}
+	}
+	hosts, ok := bs["hosts"]
+	if !ok {
+		return errs
+	}
+	list, ok := hosts.([]any)
+	if !ok {
+		return append(errs, field.Invalid(p, "<broker.toml>", "[bootstrap] hosts must be an array of tables such as { host = \"name-[0-3]\" }"))
+	}
+	var parsed []hostlist.List
+	for i, h := range list {
+		entry, ok := h.(map[string]any)
+		if !ok {
+			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d] must be a table such as { host = \"name-[0-3]\" }", i)))
+			continue
+		}
+		for _, k := range sortedKeys(entry) {
+			if !hostKeys[k] {
+				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d] has key %q, which Flux refuses: use host, bind, connect and parent", i, k)))
+			}
+		}
+		name, _ := entry["host"].(string)
+		l, err := hostlist.Parse(name)
+		if err != nil {
+			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d].host %s", i, err)))
+			continue
+		}
+		parsed = append(parsed, l)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	// Each broker finds its rank by its hostname.
+	for i := int32(0); i < mc.Spec.CreationMaximum(); i++ {
+		host := fmt.Sprintf("%s-%d", mc.Name, i)
+		found := false
+		for _, l := range parsed {
+			if l.Contains(host) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts do not include %q, the hostname of a broker of this cluster: list every pod %s-[0-%d]", host, mc.Name, mc.Spec.CreationMaximum()-1))}
+		}
+	}
+	return nil
+}
+
+func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
+	b := &mc.Spec.Flux.Bursting
+	p := field.NewPath("spec", "flux", "bursting")
+	var errs field.ErrorList
+	if t := mc.Spec.Flux.Topology; t != "" && (len(b.Clusters) > 0 || b.LeadBroker != nil) {
+		// In a tree a burst broker's parent may be a root rank other than 0,
+		// which only rank 0's NodePort makes reachable from outside.
+		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "topology"), t, "bursting works only with the flat default overlay: remove topology"))
+	}
+	// Every name gives hostnames <name>-<index>, which must be unique: the
+	// root's (this MiniCluster, or leadBroker.name for a burst, which is
+	// itself one of the clusters) and each cluster's.
+	root := mc.Name
+	if b.LeadBroker != nil {
+		root = b.LeadBroker.Name
+	}
+	names := map[string]string{}
+	if root != "" {
+		names[root] = "the root MiniCluster's name"
+	}
+	for i, c := range b.Clusters {
+		cp := p.Child("clusters").Index(i)
+		if prev, ok := names[c.Name]; ok {
+			errs = append(errs, duplicate(cp.Child("name"), c.Name, "already "+prev+": each cluster needs its own name, as its hostnames <name>-<index> join one host list"))
+		} else {
+			names[c.Name] = "the name of " + cp.String()
+		}
+		if host := fmt.Sprintf("%s-%d", c.Name, c.Size-1); len(validation.IsDNS1123Label(host)) > 0 {
+			errs = append(errs, field.Invalid(cp.Child("name"), c.Name, fmt.Sprintf("gives the hostname %q to the cluster's last broker, which is not a DNS label of at most 63 characters: use a shorter name", host)))
+		}
+	}
+	if lb := b.LeadBroker; lb != nil {
+		lp := p.Child("leadBroker")
+		if lb.Address == "" {
+			errs = append(errs, field.Required(lp.Child("address"), "the address (IP or DNS name) at which the root cluster's lead broker is reachable"))
+		} else if len(validation.IsValidIP(lp.Child("address"), lb.Address)) > 0 && len(validation.IsDNS1123Subdomain(lb.Address)) > 0 {
+			errs = append(errs, field.Invalid(lp.Child("address"), lb.Address, "must be an IP address or a DNS name"))
+		}
+		if lb.Name == "" {
+			errs = append(errs, field.Required(lp.Child("name"), "the root MiniCluster's name (its pods are <name>-<index>)"))
+		} else if host := fmt.Sprintf("%s-%d", lb.Name, lb.Size-1); len(validation.IsDNS1123Label(lb.Name)) > 0 || len(validation.IsDNS1123Label(host)) > 0 {
+			errs = append(errs, field.Invalid(lp.Child("name"), lb.Name, fmt.Sprintf("must be the root MiniCluster's name, whose brokers are named %q and so on (DNS labels of at most 63 characters)", host)))
+		}
+		if b.Hostlist != "" {
+			errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, "a burst cluster (leadBroker set) takes its hosts from leadBroker and clusters: remove hostlist"))
+		}
+		found := false
+		for _, c := range b.Clusters {
+			if c.Name == mc.Name {
+				found = true
+				if c.Size < plan.MaximumSize {
+					errs = append(errs, field.Invalid(p.Child("clusters"), c.Size, fmt.Sprintf("the entry for this cluster (%s) declares %d hosts, fewer than this cluster's maximum size %d: its extra brokers would not find their hostnames", mc.Name, c.Size, plan.MaximumSize)))
+				}
+			}
+		}
+		if !found {
+			errs = append(errs, field.Invalid(p.Child("clusters"), mc.Name, "a burst cluster must list the root's clusters, itself among them (an entry named "+mc.Name+"): its brokers find their ranks by their hostnames in that list"))
+		}
+	}
+	if b.Hostlist != "" && b.LeadBroker == nil {
+		l, err := hostlist.Parse(b.Hostlist)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, "is not a Flux host list: it "+err.Error()))
+		default:
+			for i := int32(0); i < plan.MaximumSize; i++ {
+				if host := fmt.Sprintf("%s-%d", mc.Name, i); !l.Contains(host) {
+					errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, fmt.Sprintf("does not include %q, the hostname of a broker of this cluster: start the list with %s", host, hostlist.Range(mc.Name, 0, plan.MaximumSize))))
+					break
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// checkStrings refuses NUL bytes anywhere in the spec: they cannot reach a
+// script, a file or a command line intact.
+func checkStrings(mc *v1alpha2.MiniCluster) field.ErrorList {
+	var errs field.ErrorList
+	walkStrings(reflect.ValueOf(&mc.Spec).Elem(), field.NewPath("spec"), func(p *field.Path, s string) {
+		if strings.IndexByte(s, 0) >= 0 {
+			errs = append(errs, field.Invalid(p, "<contains NUL>", "must not contain a NUL byte (\\0): remove it"))
+		}
+	})
+	return errs
+}
+
+// walkStrings calls fn for every string, and every map key, under v with
+// its JSON field path.
+func walkStrings(v reflect.Value, p *field.Path, fn func(*field.Path, string)) {
+	switch v.Kind() {
+	case reflect.String:
+		fn(p, v.String())
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			walkStrings(v.Elem(), p, fn)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if name == "" {
+				name = sf.Name
+			}
+			walkStrings(v.Field(i), p.Child(name), fn)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			walkStrings(v.Index(i), p.Index(i), fn)
+		}
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			return
+		}
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		for _, k := range keys {
+			fn(p.Key(k.String()), k.String())
+			walkStrings(v.MapIndex(k), p.Key(k.String()), fn)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+// Package plan is the one validation pass between a MiniCluster and the
+// objects that run it. New checks a defaulted MiniCluster against what it
+// will compose — the names and hostnames it derives, labels, mounts,
+// references, the scripts and files it writes — with Kubernetes' and Flux's
+// own rules, and returns either field errors naming what to fix or a Plan:
+// the sizes, quorum, hosts, names and files that rendering consumes without
+// any further checks.
+//
+// Field rules the XRD's schema states (types, bounds, enums, patterns and
+// CEL rules) are not repeated here: the API server applies them to every
+// claim, and the function and the CLI evaluate the same schema in-process
+// before they build a plan (internal/schema). This package holds only what a
+// schema cannot say.
+package plan
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
+)
+
+// Facts are what a plan depends on beyond the MiniCluster's spec.
+type Facts struct {
+	// Namespace of every composed object: the claim's.
+	Namespace string
+	// ImagePullSecrets the platform adds to every pod.
+	ImagePullSecrets []string
+}
+
+// Plan is a checked MiniCluster and everything derived from it.
+type Plan struct {
+	// MiniCluster, defaulted.
+	MiniCluster *v1alpha2.MiniCluster
+	// Namespace of every object.
+	Namespace string
+	// ImagePullSecrets the platform adds to every pod.
+	ImagePullSecrets []string
+
+	// RequestedSize is spec.size.
+	RequestedSize int32
+	// MaximumSize is the largest size, fixed at creation; hosts and R are
+	// sized to it.
+	MaximumSize int32
+	// Size is the number of pods to run now: RequestedSize, clamped to
+	// MaximumSize.
+	Size int32
+	// BrokerQuorum is -Sbroker.quorum: the brokers the lead waits for
+	// before it starts the job. 0 leaves Flux's default, every host.
+	BrokerQuorum int32
+	// ReadyQuorum is the number of ready brokers that make the cluster
+	// Running and the Job ready: BrokerQuorum, or Size when that is 0.
+	ReadyQuorum int32
+
+	// Runner is the index of the container that runs Flux.
+	Runner int
+	// Hosts is the instance's host list in rank order.
+	Hosts hostlist.Hosts
+	// Names of the composed objects.
+	Names Names
+	// Files of the entrypoint ConfigMap: broker.toml, hostlist and scripts.
+	Files map[string]string
+}
+
+// Clamped tells whether spec.size asks for more pods than the maximum.
+func (p *Plan) Clamped() bool { return p.RequestedSize > p.MaximumSize }
+
+// New checks mc (defaulted with v1alpha2.SetDefaults) and plans its
+// objects. A non-empty error list means the MiniCluster cannot run as it
+// is; every error names the claim's field and what to do.
+func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
+	s := &mc.Spec
+	p := &Plan{
+		MiniCluster:      mc,
+		Namespace:        f.Namespace,
+		ImagePullSecrets: f.ImagePullSecrets,
+		RequestedSize:    s.SizeValue(),
+		MaximumSize:      MaximumSize(mc),
+		Runner:           s.Runner(),
+	}
+	p.Size = min(p.RequestedSize, p.MaximumSize)
+	p.BrokerQuorum = brokerQuorum(mc, p.Size, p.MaximumSize)
+	p.ReadyQuorum = p.BrokerQuorum
+	if p.ReadyQuorum == 0 {
+		p.ReadyQuorum = p.Size
+	}
+	p.Names = names(mc)
+
+	// The schema guarantees one runner and a size of at least 1; a request
+	// that skipped it (a hand-made composite) must still not reach code
+	// that assumes them.
+	if p.Runner < 0 || p.RequestedSize < 1 || p.MaximumSize < 1 {
+		return nil, field.ErrorList{field.Invalid(field.NewPath("spec"), "", "the MiniCluster does not satisfy its schema (one container with runFlux: true, size at least 1): validate it against the XRD, e.g. with minicluster render")}
+	}
+
+	var errs field.ErrorList
+	errs = append(errs, checkStrings(mc)...)
+	errs = append(errs, checkNames(mc, p)...)
+	errs = append(errs, checkContainers(mc)...)
+	errs = append(errs, checkVolumes(mc)...)
+	errs = append(errs, checkMounts(mc)...)
+	errs = append(errs, checkPod(mc)...)
+	errs = append(errs, checkFlux(mc)...)
+	errs = append(errs, checkBursting(mc, p)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	p.Hosts = hosts(mc, p.MaximumSize)
+	if errs := p.files(); len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
+}
+
+// MaximumSize is the largest size of mc, fixed when it was created: the
+// value the function wrote into its status, else max(size, maxSize) for a
+// MiniCluster that is new.
+func MaximumSize(mc *v1alpha2.MiniCluster) int32 {
+	if m := mc.Status.MaximumSize; m > 0 {
+		return m
+	}
+	return mc.Spec.CreationMaximum()
+}
+
+// brokerQuorum is minSize when set, else the current size whenever the host
+// list declares more hosts than that (room to grow, or bursting), else 0:
+// every host, Flux's default.
+func brokerQuorum(mc *v1alpha2.MiniCluster, size, maximumSize int32) int32 {
+	if mc.Spec.MinSize > 0 {
+		return min(mc.Spec.MinSize, size)
+	}
+	b := &mc.Spec.Flux.Bursting
+	if maximumSize > size || len(b.Clusters) > 0 || b.Hostlist != "" {
+		return size
+	}
+	return 0
+}
+
+// hosts is the instance's host list, in rank order.
+func hosts(mc *v1alpha2.MiniCluster, maximumSize int32) hostlist.Hosts {
+	b := &mc.Spec.Flux.Bursting
+	clusters := make([]hostlist.Cluster, 0, len(b.Clusters))
+	for _, c := range b.Clusters {
+		clusters = append(clusters, hostlist.Cluster{Name: c.Name, Size: c.Size})
+	}
+	switch {
+	case b.Hostlist != "":
+		return hostlist.Custom(b.Hostlist)
+	case b.LeadBroker != nil:
+		lb := b.LeadBroker
+		return hostlist.Burst(hostlist.Lead{Address: lb.Address, Name: lb.Name, Size: lb.Size, Port: lb.Port}, clusters)
+	default:
+		return hostlist.Root(mc.Name, maximumSize, clusters)
+	}
+}

@@ -1,0 +1,139 @@
+package plan
+
+import (
+	"strings"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// ownedPodLabels are label keys the MiniCluster or the Job controller sets
+// on the broker pods; a user's value would be overwritten or break the
+// Services' and the scale subresource's selectors.
+var ownedPodLabels = map[string]string{
+	LabelApp:         "the MiniCluster",
+	LabelName:        "the MiniCluster (the pods' Services select on it)",
+	LabelSelector:    "the MiniCluster (the scale subresource selects on it)",
+	LabelNamespace:   "the MiniCluster",
+	LabelJobName:     "the Job controller",
+	"controller-uid": "the Job controller",
+}
+
+// checkPod checks pod-level settings with the rules Kubernetes applies to
+// the Job's pod template and the services Pod.
+func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
+	s := &mc.Spec
+	pod := &s.Pod
+	p := field.NewPath("spec", "pod")
+	var errs field.ErrorList
+
+	errs = append(errs, checkLabels(s.JobLabels, field.NewPath("spec", "jobLabels"))...)
+	errs = append(errs, checkLabels(pod.Labels, p.Child("labels"))...)
+	for _, k := range sortedKeys(pod.Labels) {
+		if who, ok := ownedPodLabels[k]; ok {
+			errs = append(errs, field.Forbidden(p.Child("labels").Key(k), "is set on the broker pods by "+who+": use another label key"))
+		} else if strings.HasPrefix(k, "batch.kubernetes.io/") {
+			errs = append(errs, field.Forbidden(p.Child("labels").Key(k), "batch.kubernetes.io/ labels are set on the broker pods by the Job controller: use another label key"))
+		}
+	}
+	errs = append(errs, checkAnnotations(pod.Annotations, p.Child("annotations"))...)
+	errs = append(errs, checkLabels(pod.NodeSelector, p.Child("nodeSelector"))...)
+	for _, k := range sortedKeys(pod.NodeAffinity) {
+		kp := p.Child("nodeAffinity").Key(k)
+		errs = append(errs, metav1validation.ValidateLabelName(k, kp)...)
+		if len(pod.NodeAffinity[k]) == 0 {
+			errs = append(errs, field.Required(kp, "list at least one value the node label may have"))
+		}
+		for j, v := range pod.NodeAffinity[k] {
+			for _, msg := range validation.IsValidLabelValue(v) {
+				errs = append(errs, field.Invalid(kp.Index(j), v, msg))
+			}
+		}
+	}
+	for i, t := range pod.Tolerations {
+		tp := p.Child("tolerations").Index(i)
+		if t.Key != "" {
+			errs = append(errs, metav1validation.ValidateLabelName(t.Key, tp.Child("key"))...)
+		}
+		switch {
+		case t.Operator == "Exists" && t.Value != "":
+			errs = append(errs, field.Invalid(tp.Child("value"), t.Value, "must be empty when operator is Exists"))
+		case t.Key == "" && t.Operator != "Exists":
+			errs = append(errs, field.Invalid(tp.Child("operator"), t.Operator, "must be Exists when key is empty"))
+		case t.Value != "":
+			for _, msg := range validation.IsValidLabelValue(t.Value) {
+				errs = append(errs, field.Invalid(tp.Child("value"), t.Value, msg))
+			}
+		}
+	}
+	if len(pod.Resources) > 0 && pod.RuntimeClassName == "" {
+		// The RuntimeClass admission plugin refuses pods that set overhead
+		// themselves: the Job would exist and never get a pod.
+		errs = append(errs, field.Forbidden(p.Child("resources"), "Kubernetes admits pod overhead only from the pods' RuntimeClass (spec.pod.runtimeClassName), and only equal to the overhead it defines: set resources on the containers instead"))
+	}
+	_, e := checkResourceList(pod.Resources, p.Child("resources"))
+	errs = append(errs, e...)
+	for _, ref := range []struct{ name, v string }{{"serviceAccountName", pod.ServiceAccountName}, {"runtimeClassName", pod.RuntimeClassName}, {"schedulerName", pod.SchedulerName}} {
+		if ref.v == "" {
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(ref.v) {
+			errs = append(errs, field.Invalid(p.Child(ref.name), ref.v, msg))
+		}
+	}
+	sc := pod.SecurityContext
+	sp := p.Child("securityContext")
+	errs = append(errs, checkID(sc.RunAsUser, sp.Child("runAsUser"))...)
+	for _, g := range []struct {
+		name string
+		v    *int64
+	}{{"runAsGroup", sc.RunAsGroup}, {"fsGroup", sc.FSGroup}} {
+		if g.v != nil {
+			for _, msg := range validation.IsValidGroupID(*g.v) {
+				errs = append(errs, field.Invalid(sp.Child(g.name), *g.v, msg))
+			}
+		}
+	}
+	for j, g := range sc.SupplementalGroups {
+		for _, msg := range validation.IsValidGroupID(g) {
+			errs = append(errs, field.Invalid(sp.Child("supplementalGroups").Index(j), g, msg))
+		}
+	}
+	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+		errs = append(errs, field.Invalid(sp.Child("runAsUser"), 0, "runAsNonRoot is set: run as a uid other than 0, or drop runAsNonRoot"))
+	}
+	return errs
+}
+
+// checkLabels applies Kubernetes' label rules key by key, in order, so that
+// each error names its entry and the message is the same on every run.
+func checkLabels(labels map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range sortedKeys(labels) {
+		kp := p.Key(k)
+		errs = append(errs, metav1validation.ValidateLabelName(k, kp)...)
+		for _, msg := range validation.IsValidLabelValue(labels[k]) {
+			errs = append(errs, field.Invalid(kp, labels[k], msg))
+		}
+	}
+	return errs
+}
+
+// checkAnnotations applies Kubernetes' annotation rules: qualified keys and
+// a total size of at most 256 KiB.
+func checkAnnotations(annotations map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range sortedKeys(annotations) {
+		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
+			errs = append(errs, field.Invalid(p.Key(k), k, msg))
+		}
+	}
+	if err := apivalidation.ValidateAnnotationsSize(annotations); err != nil {
+		errs = append(errs, field.TooLong(p, "", apivalidation.TotalAnnotationSizeLimitB))
+	}
+	return errs
+}

@@ -1,0 +1,215 @@
+package plan
+
+import (
+	"path"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
+)
+
+// EmptyDirDefaultPath is where an emptyDir volume without a path is
+// mounted.
+const EmptyDirDefaultPath = "/dev/shm"
+
+// MountPath is where a volume of a container is mounted.
+func MountPath(v v1alpha2.ContainerVolume) string {
+	if v.Path == "" && v.EmptyDir {
+		return EmptyDirDefaultPath
+	}
+	return v.Path
+}
+
+// checkVolumes checks every volume's source. Volumes are shared by name
+// across a pod, so one name must mean one source.
+func checkVolumes(mc *v1alpha2.MiniCluster) field.ErrorList {
+	reserved := map[string]bool{VolumeSoftware: true, VolumeHome: true, VolumeEntrypoint: true, VolumeCurveCert: true, mc.Spec.Flux.Container.Name: true}
+	var errs field.ErrorList
+	for _, l := range []struct {
+		cs       []v1alpha2.MiniClusterContainer
+		p        *field.Path
+		reserved map[string]bool
+	}{
+		{mc.Spec.Containers, field.NewPath("spec", "containers"), reserved},
+		{mc.Spec.Services, field.NewPath("spec", "services"), nil},
+	} {
+		first := map[string]v1alpha2.ContainerVolume{}
+		for i := range l.cs {
+			for _, name := range sortedKeys(l.cs[i].Volumes) {
+				v := l.cs[i].Volumes[name]
+				vp := l.p.Index(i).Child("volumes").Key(name)
+				if l.reserved[name] {
+					errs = append(errs, field.Invalid(vp, name, "this volume name is used by the MiniCluster itself: choose another name"))
+				}
+				errs = append(errs, checkVolume(v, vp)...)
+				if prev, ok := first[name]; ok && !sameSource(prev, v) {
+					errs = append(errs, field.Invalid(vp, name, "another container declares a volume with this name and a different source: a pod has one volume per name, so give them different names or the same source"))
+				}
+				if _, ok := first[name]; !ok {
+					first[name] = v
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	sources := 0
+	for _, set := range []bool{v.CSIDriver != "", v.SecretName != "", v.EmptyDir, v.HostPath != "", v.ConfigMapName != "", v.ClaimName != ""} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources == 0:
+		errs = append(errs, field.Required(p, "a volume needs a source: set one of claimName, hostPath, configMapName, secretName, emptyDir or csiDriver (a path alone mounts nothing)"))
+	case sources > 1:
+		errs = append(errs, field.Invalid(p, "<volume>", "a volume has exactly one source: set only one of claimName, hostPath, configMapName, secretName, emptyDir or csiDriver"))
+	}
+	if v.HostPath != "" && (!strings.HasPrefix(v.HostPath, "/") || hasDotDot(v.HostPath)) {
+		errs = append(errs, field.Invalid(p.Child("hostPath"), v.HostPath, "must be an absolute path on the node, without '..'"))
+	}
+	for _, ref := range []struct{ name, v string }{{"configMapName", v.ConfigMapName}, {"secretName", v.SecretName}, {"claimName", v.ClaimName}} {
+		errs = append(errs, checkSecretName(ref.v, p.Child(ref.name))...)
+	}
+	if v.CSIDriver != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(v.CSIDriver)) {
+			errs = append(errs, field.Invalid(p.Child("csiDriver"), v.CSIDriver, "must be a CSI driver name such as csi.example.com: "+msg))
+		}
+		if len(v.CSIDriver) > 63 {
+			errs = append(errs, field.TooLong(p.Child("csiDriver"), "", 63))
+		}
+	}
+	if v.EmptyDirSizeLimit != "" {
+		if q, err := resource.ParseQuantity(v.EmptyDirSizeLimit); err != nil || q.Sign() < 0 {
+			errs = append(errs, field.Invalid(p.Child("emptyDirSizeLimit"), v.EmptyDirSizeLimit, "must be a non-negative quantity such as 64Mi or 1Gi"))
+		}
+	}
+	if len(v.Items) > 0 && v.ConfigMapName == "" && v.SecretName == "" {
+		errs = append(errs, field.Invalid(p.Child("items"), len(v.Items), "items only apply to configMapName or secretName volumes"))
+	}
+	for _, k := range sortedKeys(v.Items) {
+		for _, msg := range validation.IsConfigMapKey(k) {
+			errs = append(errs, field.Invalid(p.Child("items").Key(k), k, "must be a key of the ConfigMap or Secret: "+msg))
+		}
+		if item := v.Items[k]; item == "" || strings.HasPrefix(item, "/") || hasDotDot(item) || len(item) > 4096 {
+			errs = append(errs, field.Invalid(p.Child("items").Key(k), item, "must be a relative path inside the volume, without '..'"))
+		}
+	}
+	return errs
+}
+
+func sameSource(a, b v1alpha2.ContainerVolume) bool {
+	return a.HostPath == b.HostPath && a.ConfigMapName == b.ConfigMapName && a.ClaimName == b.ClaimName &&
+		a.SecretName == b.SecretName && a.EmptyDir == b.EmptyDir && a.EmptyDirMedium == b.EmptyDirMedium &&
+		a.EmptyDirSizeLimit == b.EmptyDirSizeLimit && a.CSIDriver == b.CSIDriver &&
+		mapsEqual(a.Items, b.Items) && mapsEqual(a.CSIDriverAttributes, b.CSIDriverAttributes)
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// systemMounts are the paths the MiniCluster mounts in a container of the
+// broker pods; runner adds the certificate's.
+func systemMounts(mc *v1alpha2.MiniCluster, runner bool) []string {
+	m := []string{entrypoint.HomeDir, mc.Spec.Flux.Container.MountPath, entrypoint.Dir, entrypoint.SoftwareDir}
+	if runner {
+		m = append(m, entrypoint.CurveDir)
+	}
+	return m
+}
+
+// checkMounts checks every mount of every container as Kubernetes does
+// (absolute, no '..', unique in a container), and keeps users' mounts off
+// the MiniCluster's own: a mount over one of them would hide what Flux needs.
+func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
+	var errs field.ErrorList
+	// flux.container.mountPath is itself a mount of every broker container.
+	mp := mc.Spec.Flux.Container.MountPath
+	mpPath := field.NewPath("spec", "flux", "container", "mountPath")
+	if mp == "/" || !strings.HasPrefix(mp, "/") || hasDotDot(mp) {
+		errs = append(errs, field.Invalid(mpPath, mp, "must be an absolute path other than /, without '..'"))
+	} else {
+		for _, r := range []string{entrypoint.HomeDir, entrypoint.Dir, entrypoint.SoftwareDir, entrypoint.CurveDir} {
+			if overlaps(path.Clean(mp), r) {
+				errs = append(errs, field.Invalid(mpPath, mp, "overlaps "+r+", which the MiniCluster mounts for Flux: choose another path such as /mnt/flux"))
+			}
+		}
+	}
+	for _, l := range []struct {
+		cs      []v1alpha2.MiniClusterContainer
+		p       *field.Path
+		brokers bool
+	}{
+		{mc.Spec.Containers, field.NewPath("spec", "containers"), true},
+		{mc.Spec.Services, field.NewPath("spec", "services"), false},
+	} {
+		for i := range l.cs {
+			c := &l.cs[i]
+			var reserved []string
+			if l.brokers {
+				reserved = systemMounts(mc, c.RunFlux)
+			}
+			seen := map[string]string{}
+			for _, name := range sortedKeys(c.Volumes) {
+				v := c.Volumes[name]
+				vp := l.p.Index(i).Child("volumes").Key(name)
+				mount := MountPath(v)
+				switch {
+				case mount == "":
+					errs = append(errs, field.Required(vp.Child("path"), "set the path to mount the volume at"))
+					continue
+				case !strings.HasPrefix(mount, "/") || mount == "/" || hasDotDot(mount) || strings.Contains(mount, ":"):
+					errs = append(errs, field.Invalid(vp.Child("path"), v.Path, "must be an absolute path other than /, without '..' or ':'"))
+					continue
+				}
+				clean := path.Clean(mount)
+				if prev, ok := seen[clean]; ok {
+					what := "path"
+					if v.Path == "" {
+						what = "path (an emptyDir without a path is mounted at " + EmptyDirDefaultPath + ")"
+					}
+					errs = append(errs, duplicate(vp.Child("path"), mount, "volume "+prev+" of this container is mounted at the same "+what+": give each volume its own path"))
+					continue
+				}
+				seen[clean] = name
+				for _, r := range reserved {
+					if overlaps(clean, path.Clean(r)) {
+						errs = append(errs, field.Invalid(vp.Child("path"), mount, "overlaps "+r+", which the MiniCluster mounts for Flux: choose another path"))
+					}
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// overlaps tells whether one of two clean paths is the other or under it.
+func overlaps(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
+// hasDotDot tells whether a path has a ".." element.
+func hasDotDot(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
+}
