@@ -30,9 +30,9 @@ type MiniClusterList struct {
 
 // MiniClusterSpec is the desired state of a MiniCluster.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.maxSize) || self.maxSize == 0 || self.maxSize >= self.size",message="spec.maxSize must be at least spec.size: raise maxSize or lower size"
-// +kubebuilder:validation:XValidation:rule="!has(self.minSize) || self.minSize == 0 || self.minSize <= self.size",message="spec.minSize must not exceed spec.size: it is the number of brokers Flux waits for before starting"
-// +kubebuilder:validation:XValidation:rule="size(self.containers) == 1 || self.containers.exists_one(c, has(c.runFlux) && c.runFlux)",message="spec.containers must have exactly one container with runFlux: true (the Flux broker runner)"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxSize) || self.maxSize == 0 || self.maxSize >= self.size",message="spec.maxSize must be at least spec.size: raise maxSize or lower size",fieldPath=".maxSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.minSize) || self.minSize == 0 || self.minSize <= self.size",message="spec.minSize must not exceed spec.size: it is the number of brokers Flux waits for before starting",fieldPath=".minSize"
+// +kubebuilder:validation:XValidation:rule="size(self.containers) == 1 || self.containers.exists_one(c, has(c.runFlux) && c.runFlux)",message="spec.containers must have exactly one container with runFlux: true (the Flux broker runner)",fieldPath=".containers"
 //
 // +kubebuilder:validation:XValidation:rule="has(self.services) == has(oldSelf.services)",message="spec.services is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.network) == has(oldSelf.network)",message="spec.network is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
@@ -473,7 +473,7 @@ type FluxScheduler struct {
 // the clusters that may join (clusters or hostlist); a burst names the
 // root's lead broker (leadBroker).
 //
-// +kubebuilder:validation:XValidation:rule="!(has(self.hostlist) && size(self.hostlist) > 0 && has(self.clusters) && size(self.clusters) > 0)",message="spec.flux.bursting: set either hostlist or clusters, not both"
+// +kubebuilder:validation:XValidation:rule="!(has(self.hostlist) && size(self.hostlist) > 0 && has(self.clusters) && size(self.clusters) > 0)",message="spec.flux.bursting: set either hostlist or clusters, not both",fieldPath=".hostlist"
 // +kubebuilder:validation:XValidation:rule="has(self.hostlist) == has(oldSelf.hostlist)",message="spec.flux.bursting.hostlist is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.clusters) == has(oldSelf.clusters)",message="spec.flux.bursting.clusters is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.leadBrokerService) == has(oldSelf.leadBrokerService)",message="spec.flux.bursting.leadBrokerService is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
@@ -607,8 +607,8 @@ type FluxContainer struct {
 // MiniClusterContainer is a container of the broker pods (or of the
 // services Pod).
 //
-// +kubebuilder:validation:XValidation:rule="!(has(self.launcher) && self.launcher && has(self.batch) && self.batch)",message="a container may set launcher or batch, not both"
-// +kubebuilder:validation:XValidation:rule="!(has(self.command) && size(self.command) > 0 && has(self.commands) && has(self.commands.script) && size(self.commands.script) > 0)",message="a container may set command or commands.script, not both"
+// +kubebuilder:validation:XValidation:rule="!(has(self.launcher) && self.launcher && has(self.batch) && self.batch)",message="a container may set launcher or batch, not both",fieldPath=".batch"
+// +kubebuilder:validation:XValidation:rule="!(has(self.command) && size(self.command) > 0 && has(self.commands) && has(self.commands.script) && size(self.commands.script) > 0)",message="a container may set command or commands.script, not both",fieldPath=".commands.script"
 type MiniClusterContainer struct {
 	// Name of the container; required except for the Flux runner, whose
 	// container is named after the MiniCluster.
