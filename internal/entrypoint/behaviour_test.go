@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/shell"
 )
 
 // submit is the default submit-mode initial program for tasks 1 on size > 1.
@@ -21,6 +22,12 @@ func submit(command ...string) []string {
 }
 
 var hello = words("echo", "hello", "world")
+
+// batchProgram is the lead's initial program in batch mode: flux batch with
+// flags runs <mp>/flux-job.batch.
+func batchProgram(mp, flags string) string {
+	return "flux batch " + flags + " --flags waitable " + shell.Quote(mp+"/flux-job.batch") + " && flux job wait --all"
+}
 
 // sourceView sources <mp>/flux-view.sh in a clean bash and returns the
 // values of vars afterwards.
@@ -77,10 +84,7 @@ func runRunner(t *testing.T, tc runCase) {
 			tc.mutate(mc, sb)
 		}
 	})
-	script, err := Runner(mc, 0, plan(mc, sb.paths))
-	if err != nil {
-		t.Fatalf("%s\nRunner(): %v", tc.reason, err)
-	}
+	script := runner(t, mc, sb.paths)
 	host := tc.host
 	if host == "" {
 		host = leadHost
@@ -136,7 +140,7 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 	batchCheck := func(wantFile string, wantJobs func(logs string) [][]string) func(t *testing.T, sb *sandbox, r result) {
 		return func(t *testing.T, sb *sandbox, r result) {
 			t.Helper()
-			file := filepath.Join(sb.work, "flux-job.batch")
+			file := filepath.Join(sb.mp, "flux-job.batch")
 			if diff := cmp.Diff(wantFile, readFile(t, file)); diff != "" {
 				t.Errorf("flux-job.batch: -want, +got:\n%s", diff)
 			}
@@ -188,8 +192,8 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				if want := ":" + sb.mp + "/view/bin"; !strings.HasSuffix(env["PATH"], want) {
 					t.Errorf("PATH must end with the view's bin (image binaries win): %q", env["PATH"])
 				}
-				if got, want := env["FLUX_RC_EXTRA"], sb.mp+"/view/etc/flux/rc1.d"; got != want {
-					t.Errorf("FLUX_RC_EXTRA = %q, want %q (fluxion loads by default)", got, want)
+				if got, want := env["FLUX_RC_EXTRA"], sb.mp+"/view/etc/flux"; got != want {
+					t.Errorf("FLUX_RC_EXTRA = %q, want %q: the directory Flux searches for rc1.d (fluxion loads by default)", got, want)
 				}
 				if got, want := env["FLUX_OUTPUT_DIR"], v1alpha2.DefaultLogsDir; got != want {
 					t.Errorf("FLUX_OUTPUT_DIR = %q, want %q", got, want)
@@ -337,7 +341,7 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			command: "echo one\n\necho two",
 			mutate:  func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Batch = true },
 			want: func(mp string) [][]string {
-				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", "flux batch -n1 --flags waitable ./flux-job.batch && flux job wait --all")}
+				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1"))}
 			},
 			contains: []string{"FAKE-FLUX-OUTPUT"},
 			check: batchCheck(
@@ -359,7 +363,7 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				mc.Spec.Logging.Debug = true
 			},
 			want: func(mp string) [][]string {
-				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", "flux batch -N 4 -n4 -c 1 -vvv --flags waitable ./flux-job.batch && flux job wait --all")}
+				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-N 4 -n4 -c 1 -vvv"))}
 			},
 		},
 		"BatchQuiet": {
@@ -370,21 +374,21 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				mc.Spec.Logging.Quiet = true
 			},
 			want: func(mp string) [][]string {
-				return [][]string{encode(), start(mp, quietOpts(), nil, "sh", "-c", "flux batch -n1 --flags waitable ./flux-job.batch && flux job wait --all")}
+				return [][]string{encode(), start(mp, quietOpts(), nil, "sh", "-c", batchProgram(mp, "-n1"))}
 			},
 			absent: []string{"FAKE-FLUX-OUTPUT"},
 		},
 		"BatchRaw": {
-			reason:  "batchRaw writes the lines verbatim, without queue idle / jobs.",
+			reason:  "batchRaw writes the command verbatim, blank lines included, without queue idle / jobs.",
 			command: "flux submit -N1 hostname\n\n  \nflux queue idle",
 			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
 				mc.Spec.Containers[0].Batch = true
 				mc.Spec.Containers[0].BatchRaw = true
 			},
 			want: func(mp string) [][]string {
-				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", "flux batch -n1 --flags waitable ./flux-job.batch && flux job wait --all")}
+				return [][]string{encode(), start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1"))}
 			},
-			check: batchCheck("#!/bin/bash\nflux submit -N1 hostname\nflux queue idle\n", func(string) [][]string {
+			check: batchCheck("#!/bin/bash\nflux submit -N1 hostname\n\n  \nflux queue idle\n", func(string) [][]string {
 				return [][]string{{"submit", "-N1", "hostname"}, {"queue", "idle"}}
 			}),
 		},
@@ -613,7 +617,7 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			},
 		},
 		"ArchivePresent": {
-			reason:  "An existing archive.path is restored with -Scontent.restore, after the other options.",
+			reason:  "An existing archive.path is restored with -Scontent.restore after the other options; the lead dumps to it with -Scontent.dump when it shuts down.",
 			command: "echo hello world",
 			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
 				mc.Spec.Archive.Path = filepath.Join(sb.root, "archive.tar")
@@ -621,11 +625,41 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			},
 			want: func(mp string) [][]string {
 				archive := filepath.Join(filepath.Dir(mp), "archive.tar")
-				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.restore="+archive), submit(hello...))...)}
+				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.restore="+archive, "-Scontent.dump="+archive), submit(hello...))...)}
+			},
+		},
+		"ArchiveDumpCreatesDirectory": {
+			reason:  "The first run has no archive to restore, but the lead dumps one at shutdown into a directory it creates.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "state/flux/archive.tar.gz")
+			},
+			want: func(mp string) [][]string {
+				archive := filepath.Join(filepath.Dir(mp), "state/flux/archive.tar.gz")
+				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.dump="+archive), submit(hello...))...)}
+			},
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				if st, err := os.Stat(filepath.Join(sb.root, "state/flux")); err != nil || !st.IsDir() {
+					t.Errorf("the archive's directory must exist for the dump: %v", err)
+				}
+			},
+		},
+		"ArchiveInteractive": {
+			reason:  "An interactive lead dumps too, when flux shutdown ends it.",
+			command: "",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Interactive = true
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "archive.tar")
+			},
+			want: func(mp string) [][]string {
+				o := std()
+				o.rc2none = true
+				return [][]string{encode(), append(broker(mp, o), "-Scontent.dump="+filepath.Join(filepath.Dir(mp), "archive.tar"))}
 			},
 		},
 		"ArchivePresentWorker": {
-			reason:  "Every broker restores the archive.",
+			reason:  "Every broker restores the archive; only the lead dumps it.",
 			command: "echo hello world",
 			host:    workHost,
 			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
@@ -637,13 +671,13 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			},
 		},
 		"ArchiveMissing": {
-			reason:  "A missing archive is not restored.",
+			reason:  "A missing archive is not restored, only dumped to.",
 			command: "echo hello world",
 			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
 				mc.Spec.Archive.Path = filepath.Join(sb.root, "nope.tar")
 			},
 			want: func(mp string) [][]string {
-				return [][]string{encode(), start(mp, std(), nil, submit(hello...)...)}
+				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.dump="+filepath.Join(filepath.Dir(mp), "nope.tar")), submit(hello...))...)}
 			},
 		},
 		"EnvironmentAndPythonPath": {
@@ -736,33 +770,6 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				}
 			},
 		},
-		"ExitCodeIsLeadBroker": {
-			reason:  "The runner exits with the lead flux start's code even though a failing commands.post runs after it.",
-			command: "echo hello world",
-			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
-				mc.Spec.Containers[0].Commands.Post = "echo POST-HOOK-OUT; false"
-			},
-			fluxRC:   "7",
-			wantExit: 7,
-			contains: []string{"POST-HOOK-OUT"},
-			check: func(t *testing.T, sb *sandbox, _ result) {
-				t.Helper()
-				if !exists(filepath.Join(sb.mp, "flux-operator-complete.txt")) {
-					t.Errorf("flux-operator-complete.txt must be touched after a failed job")
-				}
-			},
-		},
-		"ExitCodeStrict": {
-			reason:  "strict mode keeps the lead broker's exit code through commands.post.",
-			command: "echo hello world",
-			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
-				mc.Spec.Logging.Strict = true
-				mc.Spec.Containers[0].Commands.Post = "echo POST-HOOK-OUT"
-			},
-			fluxRC:   "7",
-			wantExit: 7,
-			contains: []string{"POST-HOOK-OUT"},
-		},
 		"StrictHappyPath": {
 			reason:  "strict mode (set -eEu -o pipefail) runs every mode's setup without tripping, here with archive missing and no python in the view.",
 			command: "echo hello world",
@@ -772,7 +779,7 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				mc.Spec.Flux.Environment = map[string]string{"X": "y"}
 			},
 			want: func(mp string) [][]string {
-				return [][]string{encode(), start(mp, std(), nil, submit(hello...)...)}
+				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.dump="+filepath.Join(filepath.Dir(mp), "missing")), submit(hello...))...)}
 			},
 		},
 		"StrictWorker": {
@@ -804,10 +811,7 @@ func TestRunnerTimed(t *testing.T) {
 	t.Run("Missing", func(t *testing.T) {
 		sb := newSandbox(t)
 		mc := claim(4, "echo hello world", func(mc *v1alpha2.MiniCluster) { sb.use(mc); timed(mc, sb) })
-		script, err := Runner(mc, 0, plan(mc, sb.paths))
-		if err != nil {
-			t.Fatal(err)
-		}
+		script := runner(t, mc, sb.paths)
 		if !strings.Contains(script, "/usr/bin/time") {
 			t.Fatalf("a timed runner must use /usr/bin/time")
 		}
@@ -815,6 +819,26 @@ func TestRunnerTimed(t *testing.T) {
 		r := sb.run(t, strings.ReplaceAll(script, "/usr/bin/time", missing), leadHost, nil)
 		if r.exit != 1 || !strings.Contains(r.stderr, missing) || len(r.calls) != 0 {
 			t.Errorf("logging.timed without /usr/bin/time must exit 1 at once with a message naming it: exit %d, flux calls %q, stderr:\n%s", r.exit, r.calls, r.stderr)
+		}
+	})
+
+	t.Run("InstalledByInit", func(t *testing.T) {
+		sb := newSandbox(t)
+		mc := claim(4, "echo hello world", func(mc *v1alpha2.MiniCluster) {
+			sb.use(mc)
+			timed(mc, sb)
+			// What the timed example does: install time in commands.init.
+			// This fake drops -f FORMAT and runs the rest.
+			mc.Spec.Containers[0].Commands.Init = `mkdir -p "$(dirname /usr/bin/time)" && printf '#!/bin/sh\nshift 2\nexec "$@"\n' > /usr/bin/time && chmod +x /usr/bin/time`
+		})
+		fake := filepath.Join(sb.root, "installed/usr/bin/time")
+		r := sb.run(t, strings.ReplaceAll(runner(t, mc, sb.paths), "/usr/bin/time", fake), leadHost, nil)
+		if r.exit != 0 {
+			t.Fatalf("logging.timed must accept a /usr/bin/time that commands.init installs: exit %d\nstderr:\n%s", r.exit, r.stderr)
+		}
+		want := [][]string{encode(), start(sb.mp, std(), nil, cat(words(fake, "-f", "FLUXTIME fluxsubmit wall time %E"), submit(hello...))...)}
+		if diff := cmp.Diff(want, r.calls); diff != "" {
+			t.Errorf("flux calls: -want, +got:\n%s", diff)
 		}
 	})
 
@@ -861,4 +885,270 @@ func TestRunnerTimed(t *testing.T) {
 			},
 		})
 	})
+}
+
+// TestRunnerExitCode checks the lifecycle contract: a job that fails on the
+// lead exits the runner with JobFailedExitCode, after commands.post, with
+// the job's own code in the termination message; everything else keeps the
+// broker's code.
+func TestRunnerExitCode(t *testing.T) {
+	t.Parallel()
+	failed := func(code string) func(t *testing.T, sb *sandbox, r result) {
+		return func(t *testing.T, sb *sandbox, _ result) {
+			t.Helper()
+			want := "flux job on flux-sample-0 exited with " + code + "\n"
+			if diff := cmp.Diff(want, readFile(t, sb.paths.TerminationLog)); diff != "" {
+				t.Errorf("termination message: -want, +got:\n%s", diff)
+			}
+			if !exists(filepath.Join(sb.mp, "flux-operator-complete.txt")) {
+				t.Errorf("flux-operator-complete.txt must be touched after a failed job")
+			}
+		}
+	}
+	noMessage := func(t *testing.T, sb *sandbox, _ result) {
+		t.Helper()
+		if got := readFile(t, sb.paths.TerminationLog); got != "" {
+			t.Errorf("no termination message expected, got %q", got)
+		}
+	}
+	post := func(code string) func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+		return func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+			mc.Spec.Containers[0].Commands.Post = "echo POST-HOOK-OUT" + code
+		}
+	}
+	cases := map[string]runCase{
+		"SubmitFails": {
+			reason:   "A failed job in submit mode: post runs, then the runner exits with JobFailedExitCode and says the job's code.",
+			command:  "echo hello world",
+			mutate:   post(""),
+			fluxRC:   "3",
+			wantExit: JobFailedExitCode,
+			contains: []string{"POST-HOOK-OUT"},
+			check:    failed("3"),
+		},
+		"FailingPostAfterFailedJob": {
+			reason:   "A failing commands.post does not hide the job's failure.",
+			command:  "echo hello world",
+			mutate:   post("; false"),
+			fluxRC:   "7",
+			wantExit: JobFailedExitCode,
+			contains: []string{"POST-HOOK-OUT"},
+			check:    failed("7"),
+		},
+		"StrictFails": {
+			reason:  "strict mode: the same after a failed job.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Logging.Strict = true
+				post("")(mc, sb)
+			},
+			fluxRC:   "7",
+			wantExit: JobFailedExitCode,
+			contains: []string{"POST-HOOK-OUT"},
+			check:    failed("7"),
+		},
+		"LauncherFails": {
+			reason:   "Launcher mode: the command is the job.",
+			command:  "echo hello world",
+			mutate:   func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Launcher = true },
+			fluxRC:   "5",
+			wantExit: JobFailedExitCode,
+			check:    failed("5"),
+		},
+		"BatchFails": {
+			reason:   "Batch mode: flux batch and flux job wait are the job.",
+			command:  "echo one\necho two",
+			mutate:   func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Batch = true },
+			fluxRC:   "1",
+			wantExit: JobFailedExitCode,
+			check:    failed("1"),
+		},
+		"ScriptFails": {
+			reason:  "commands.script is the job.",
+			command: "",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Commands.Script = "#!/bin/bash\nexit 4\n"
+			},
+			fluxRC:   "4",
+			wantExit: JobFailedExitCode,
+			check:    failed("4"),
+		},
+		"NoTerminationLog": {
+			reason:  "Without a writable termination log the code is still JobFailedExitCode, and no such file is created.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				_ = os.Remove(sb.paths.TerminationLog)
+			},
+			fluxRC:   "3",
+			wantExit: JobFailedExitCode,
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				if exists(sb.paths.TerminationLog) {
+					t.Errorf("%s must not be created", sb.paths.TerminationLog)
+				}
+			},
+		},
+		"Success": {
+			reason:   "A job that succeeds exits 0, with no message.",
+			command:  "echo hello world",
+			mutate:   post("; false"),
+			wantExit: 0,
+			check:    noMessage,
+		},
+		"InteractiveKeepsCode": {
+			reason:   "Without a job the lead's broker code is the runner's: there is no job to fail.",
+			command:  "",
+			fluxRC:   "7",
+			wantExit: 7,
+			check:    noMessage,
+		},
+		"InteractiveWithCommandKeepsCode": {
+			reason:   "interactive: true never runs the command (rc2_none), so flux start's code says nothing about it.",
+			command:  "echo hello world",
+			mutate:   func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Interactive = true },
+			fluxRC:   "7",
+			wantExit: 7,
+			check:    noMessage,
+		},
+		"WorkerRetries": {
+			reason:   "A follower retries its broker and ends 0; it never reports a job.",
+			command:  "echo hello world",
+			host:     workHost,
+			fluxRC:   "3 0",
+			wantExit: 0,
+			check:    noMessage,
+		},
+		"WorkerCompleteWorkers": {
+			reason:   "With completeWorkers a follower ends 0 whatever its broker's code.",
+			command:  "echo hello world",
+			host:     workHost,
+			mutate:   func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Flux.CompleteWorkers = true },
+			fluxRC:   "3",
+			wantExit: 0,
+			check:    noMessage,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runRunner(t, tc)
+		})
+	}
+}
+
+// TestRunnerBatchJobs runs batch mode end to end with the fake flux: flux
+// start runs its initial program, flux batch runs the batch script, and
+// the flux submit calls inside it record what each job would run.
+func TestRunnerBatchJobs(t *testing.T) {
+	t.Parallel()
+	instance := map[string]string{"FAKE_FLUX_INITIAL": "1"}
+	sub := func(logs string, j string, cmd ...string) []string {
+		return cat(words("submit", "--flags", "waitable", "--error="+logs+"/job-"+j+".err", "--output="+logs+"/job-"+j+".out"), cmd)
+	}
+	rawNotes := "it's here\n\nand \"there\" $HOME\n"
+	cases := map[string]runCase{
+		"LinesAreData": {
+			reason: "Each line is split into words and reaches flux submit literally: substitutions, separators, backticks and quotes run nothing.",
+			command: "echo $(touch pwned) ; touch pwned\n" +
+				"echo \"a b\" 'c'\"d\" `touch pwned` && touch pwned\n" +
+				"   \n" +
+				"printf '%s\\n' \"$HOME\" '*' * | touch pwned",
+			env: instance,
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Containers[0].Logs = filepath.Join(sb.root, "logs")
+			},
+			want: func(mp string) [][]string {
+				logs := filepath.Join(filepath.Dir(mp), "logs")
+				return [][]string{
+					encode(),
+					start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1")),
+					{"batch", "-n1", "--flags", "waitable", mp + "/flux-job.batch"},
+					sub(logs, "0", "echo", "$(touch", "pwned)", ";", "touch", "pwned"),
+					sub(logs, "1", "echo", "a b", "cd", "`touch", "pwned`", "&&", "touch", "pwned"),
+					sub(logs, "3", "printf", `%s\n`, "$HOME", "*", "*", "|", "touch", "pwned"),
+					{"queue", "idle"},
+					{"jobs", "-a"},
+					{"job", "wait", "--all"},
+				}
+			},
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				noCanary(t, "batch lines", sb)
+			},
+		},
+		"Script": {
+			reason:  "batch with commands.script: the script is the batch script flux batch runs (it was never run before), with a #! added when it has none.",
+			command: "",
+			env:     instance,
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Containers[0].Commands.Script = "# the user's batch script\nflux submit -N2 hostname\nflux queue idle\n"
+			},
+			want: func(mp string) [][]string {
+				return [][]string{
+					encode(),
+					start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1")),
+					{"batch", "-n1", "--flags", "waitable", mp + "/flux-job.batch"},
+					{"submit", "-N2", "hostname"},
+					{"queue", "idle"},
+					{"job", "wait", "--all"},
+				}
+			},
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				want := "#!/bin/bash\n# the user's batch script\nflux submit -N2 hostname\nflux queue idle\n"
+				if diff := cmp.Diff(want, readFile(t, filepath.Join(sb.mp, "flux-job.batch"))); diff != "" {
+					t.Errorf("flux-job.batch: -want, +got:\n%s", diff)
+				}
+			},
+		},
+		"ScriptShebang": {
+			reason:  "A script with its own #! keeps it.",
+			command: "",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Containers[0].Commands.Script = "#!/bin/sh\nflux submit hostname"
+			},
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				if got, want := readFile(t, filepath.Join(sb.mp, "flux-job.batch")), "#!/bin/sh\nflux submit hostname\n"; got != want {
+					t.Errorf("flux-job.batch = %q, want %q", got, want)
+				}
+			},
+		},
+		"RawApostrophes": {
+			reason: "batchRaw is shell code: a comment and a heredoc with apostrophes (and a blank line in the heredoc) are accepted and kept verbatim.",
+			command: "# the user's comment: don't split me\n" +
+				"cat > \"${FLUX_OUTPUT_DIR}/notes\" <<'EOF'\n" + rawNotes + "EOF\n" +
+				"flux submit hostname # it's a job\n",
+			env: instance,
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Containers[0].BatchRaw = true
+				mc.Spec.Containers[0].Logs = filepath.Join(sb.root, "logs")
+			},
+			want: func(mp string) [][]string {
+				return [][]string{
+					encode(),
+					start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1")),
+					{"batch", "-n1", "--flags", "waitable", mp + "/flux-job.batch"},
+					{"submit", "hostname"},
+					{"job", "wait", "--all"},
+				}
+			},
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				if diff := cmp.Diff(rawNotes, readFile(t, filepath.Join(sb.root, "logs/notes"))); diff != "" {
+					t.Errorf("the heredoc of the batch script: -want, +got:\n%s", diff)
+				}
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runRunner(t, tc)
+		})
+	}
 }

@@ -4,7 +4,7 @@
 // sidecar containers.
 //
 // Every user value reaches a script single-quoted. Commands given to Flux
-// are split into words here (see shell.Split) and written as bash arrays, so
+// are split into words by Prepare (see shell.Split) and written quoted, so
 // no quote, $, backtick or newline in a claim can change what a script does;
 // hooks (commands.pre, ...) are shell code by design and run through eval of
 // a quoted string, so even a broken hook cannot break the script around it.
@@ -32,6 +32,9 @@ const (
 	SoftwareDir = "/opt/software"
 	// HomeDir is the home of a user without one.
 	HomeDir = "/home/flux-operator"
+	// TerminationLog is the container's termination message file
+	// (terminationMessagePath's default).
+	TerminationLog = "/dev/termination-log"
 
 	// Keys of the entrypoint ConfigMap.
 	BrokerConfigKey = "broker.toml"
@@ -85,14 +88,25 @@ type Paths struct {
 	Software string
 	// Home is the home of a user without one (HomeDir).
 	Home string
+	// TerminationLog is where the lead says why its job failed (TerminationLog).
+	TerminationLog string
 }
 
 // DefaultPaths are the paths in a MiniCluster's pods.
-var DefaultPaths = Paths{Entrypoints: Dir, Curve: CurveDir, Software: SoftwareDir, Home: HomeDir}
+var DefaultPaths = Paths{Entrypoints: Dir, Curve: CurveDir, Software: SoftwareDir, Home: HomeDir, TerminationLog: TerminationLog}
 
+// orDefault fills every path left empty from DefaultPaths.
 func (p Paths) orDefault() Paths {
-	if p == (Paths{}) {
-		return DefaultPaths
+	for _, f := range []struct {
+		v *string
+		d string
+	}{
+		{&p.Entrypoints, DefaultPaths.Entrypoints}, {&p.Curve, DefaultPaths.Curve}, {&p.Software, DefaultPaths.Software},
+		{&p.Home, DefaultPaths.Home}, {&p.TerminationLog, DefaultPaths.TerminationLog},
+	} {
+		if *f.v == "" {
+			*f.v = f.d
+		}
 	}
 	return p
 }
@@ -107,6 +121,8 @@ type Plan struct {
 	Size int32
 	// Quorum is the number of brokers the instance waits for (0: all hosts).
 	Quorum int32
+	// Commands are the runner's words, from Prepare.
+	Commands Commands
 }
 
 // script accumulates lines of bash.
@@ -186,9 +202,14 @@ func Init(mc *v1alpha2.MiniCluster, p Plan) string {
 	s.line("mp=%s", shell.Quote(l.MountPath))
 	s.line(`configroot="${mp}/config"`)
 	s.say(quiet, "Setting up Flux configuration for MiniCluster "+mc.Name)
-	s.line(`mkdir -p "${configroot}/etc/flux/system/cron.d" "${configroot}/etc/flux/config" "${configroot}/var/lib/flux" "${configroot}/run/flux" "${configroot}/curve" "${mp}/view" "${mp}/software"`)
+	s.line(`mkdir -p "${configroot}/etc/flux/system/cron.d" "${configroot}/etc/flux/config" "${configroot}/var/lib" "${configroot}/run" "${configroot}/curve" "${mp}/view" "${mp}/software"`)
 	s.line(`cp %s "${configroot}/etc/flux/system/hostlist"`, shell.Quote(path.Join(paths.Entrypoints, HostlistKey)))
 	s.line(`cp %s "${configroot}/etc/flux/config/broker.toml"`, shell.Quote(path.Join(paths.Entrypoints, BrokerConfigKey)))
+	s.line("# The runner may be another user, unknown here. It writes R and its")
+	s.line("# certificate copy and creates the rundir and statedir Flux needs it to")
+	s.line("# own: leave their parents writable for anyone, sticky so that no user")
+	s.line("# can replace another's files.")
+	s.line(`chmod 1777 "${configroot}/etc/flux/system" "${configroot}/run" "${configroot}/var/lib" "${configroot}/curve"`)
 	if !quiet {
 		s.line(`cat "${configroot}/etc/flux/config/broker.toml"`)
 	}
@@ -218,7 +239,9 @@ func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout, paths Paths) {
 		s.say(quiet, "Flux install root: "+l.View())
 		s.line(`export PATH="${PATH}:${viewroot}/bin"`)
 		s.line(`export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:${viewroot}/lib"`)
-		s.line(`cp -a "${mp}/software/." %s/`, shell.Quote(paths.Software))
+		// Entry by entry: cp -a of the directory itself would also copy its
+		// times onto the volume's root, which only root may change.
+		s.line(`(shopt -s dotglob nullglob; set -- "${mp}"/software/*; if [ "$#" -gt 0 ]; then mkdir -p %s && cp -a "$@" %s/; fi)`, shell.Quote(paths.Software), shell.Quote(paths.Software))
 		if f.Container.PythonPath != "" {
 			s.line("pythonpath=%s", shell.Quote(f.Container.PythonPath))
 		} else {
@@ -228,7 +251,8 @@ func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout, paths Paths) {
 		s.line(`export PYTHONPATH="${PYTHONPATH:-}:${pythonpath}"`)
 		if !f.Scheduler.Simple {
 			s.line("# Load fluxion through the view's rc scripts.")
-			s.line(`export FLUX_RC_EXTRA="${viewroot}/etc/flux/rc1.d"`)
+			s.line("# Flux looks for rc1.d in each directory of FLUX_RC_EXTRA.")
+			s.line(`export FLUX_RC_EXTRA="${viewroot}/etc/flux"`)
 		}
 	}
 	s.line(`if [ "${HOME:-/}" = "/" ]; then export HOME=%s USER=flux-operator; mkdir -p "${HOME}" 2>/dev/null || true; fi`, shell.Quote(paths.Home))
@@ -237,12 +261,12 @@ func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout, paths Paths) {
 	var view script
 	view.line("# Source me to use Flux in this pod.")
 	if !f.Container.Disable {
-		view.line(`export PATH="${PATH}:%s/bin"`, l.View())
-		view.line(`export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}:%s/lib"`, l.View())
+		view.line(`export PATH="${PATH}":%s`, shell.Quote(path.Join(l.View(), "bin")))
+		view.line(`export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}":%s`, shell.Quote(path.Join(l.View(), "lib")))
 	}
 	view.line(`export fluxsocket=%s`, shell.Quote("local://"+l.Socket()))
 	for _, k := range v1alpha2.SortedKeys(f.Environment) {
-		view.line("export %s=%s", k, shell.Quote(f.Environment[k]))
+		view.line("export %s=%s", shell.Quote(k), shell.Quote(f.Environment[k]))
 	}
 	s.writeFile(`"${mp}/flux-view.sh"`, view.String())
 	if !f.Container.Disable {
@@ -251,10 +275,10 @@ func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout, paths Paths) {
 		// pythonPath from running when flux-view.sh is sourced.
 		s.line("%s", `printf 'export PYTHONPATH="${PYTHONPATH:-}":%q\n' "${pythonpath}" >> "${mp}/flux-view.sh"`)
 	}
-	s.writeFile(`"${mp}/flux-connect.sh"`, fmt.Sprintf(". %s\nflux proxy \"${fluxsocket}\" bash\n", path.Join(l.MountPath, "flux-view.sh")))
+	s.writeFile(`"${mp}/flux-connect.sh"`, fmt.Sprintf(". %s\nflux proxy \"${fluxsocket}\" bash\n", shell.Quote(path.Join(l.MountPath, "flux-view.sh"))))
 	s.writeFile(`"${mp}/load-fluxion.sh"`, "flux module remove sched-simple\nflux module load sched-fluxion-resource\nflux module load sched-fluxion-qmanager\n")
 	for _, k := range v1alpha2.SortedKeys(f.Environment) {
-		s.line("export %s=%s", k, shell.Quote(f.Environment[k]))
+		s.line("export %s=%s", shell.Quote(k), shell.Quote(f.Environment[k]))
 	}
 }
 
@@ -297,54 +321,6 @@ func BrokerOptions(mc *v1alpha2.MiniCluster, p Plan) []string {
 	return opts
 }
 
-// SubmitFlags are the node and task flags of flux submit and flux batch:
-// -N <size> -n<tasks> when there are at least as many tasks as nodes,
-// -n<tasks> otherwise, -N <size> alone for tasks: 0.
-func SubmitFlags(mc *v1alpha2.MiniCluster, size int32) ([]string, error) {
-	tasks := v1alpha2.DefaultTasks
-	if mc.Spec.Tasks != nil {
-		tasks = *mc.Spec.Tasks
-	}
-	var flags []string
-	switch {
-	case tasks == 0:
-		flags = []string{"-N", strconv.Itoa(int(size))}
-	case tasks >= size:
-		flags = []string{"-N", strconv.Itoa(int(size)), "-n" + strconv.Itoa(int(tasks))}
-	default:
-		flags = []string{"-n" + strconv.Itoa(int(tasks))}
-	}
-	extra, err := shell.Split(mc.Spec.Flux.OptionFlags)
-	if err != nil {
-		return nil, &FieldError{Field: "spec.flux.optionFlags", Err: err}
-	}
-	flags = append(flags, extra...)
-	if mc.Spec.Logging.Debug {
-		flags = append(flags, "-vvv")
-	}
-	return flags, nil
-}
-
-// FieldError is a user string that cannot become words of a command.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s: %v: close every quote, or escape a lone quote with a backslash", e.Field, e.Err)
-}
-
-func (e *FieldError) Unwrap() error { return e.Err }
-
-func split(field, s string) ([]string, error) {
-	w, err := shell.Split(s)
-	if err != nil {
-		return nil, &FieldError{Field: field, Err: err}
-	}
-	return w, nil
-}
-
 // array is a bash array literal of words. Words with a comma are quoted
 // although bash does not need it: in an array an unquoted comma reads like
 // a mistake (shellcheck SC2054).
@@ -359,64 +335,118 @@ func array(words []string) string {
 	return "(" + strings.Join(q, " ") + ")"
 }
 
+// mode is what the lead broker runs.
+type mode int
+
+const (
+	// modeInteractive: no job; the lead broker runs until flux shutdown.
+	modeInteractive mode = iota
+	modeSubmit
+	modeLauncher
+	modeBatch
+)
+
+func jobMode(c *v1alpha2.MiniClusterContainer, cmds Commands) mode {
+	hasJob := c.Commands.Script != "" || len(cmds.Command) > 0 || len(cmds.Batch) > 0 ||
+		(c.Batch && c.BatchRaw && strings.TrimSpace(c.Command) != "")
+	switch {
+	case !hasJob:
+		return modeInteractive
+	case c.Batch:
+		return modeBatch
+	case c.Launcher:
+		return modeLauncher
+	default:
+		return modeSubmit
+	}
+}
+
+// BatchFile is the lead's batch script, in the view volume: the container's
+// working directory may not be writable for its user.
+func (l Layout) BatchFile() string { return path.Join(l.MountPath, "flux-job.batch") }
+
+// batchScript is what flux batch runs: the jobs of the command, the
+// command's lines verbatim with batchRaw, or commands.script.
+func batchScript(c *v1alpha2.MiniClusterContainer, cmds Commands) string {
+	switch {
+	case c.Commands.Script != "":
+		return withShebang(c.Commands.Script)
+	case c.BatchRaw:
+		return withShebang(c.Command)
+	}
+	var b script
+	b.line("#!/bin/bash")
+	for _, j := range cmds.Batch {
+		b.line(`flux submit --flags waitable --error="${FLUX_OUTPUT_DIR}/job-%d.err" --output="${FLUX_OUTPUT_DIR}/job-%d.out" %s`, j.Line, j.Line, shell.Words(j.Words))
+	}
+	b.line("flux queue idle")
+	b.line("flux jobs -a")
+	return b.String()
+}
+
+// withShebang makes shell code a batch script: flux batch refuses a script
+// that does not start with #!.
+func withShebang(code string) string {
+	if !strings.HasPrefix(code, "#!") {
+		code = "#!/bin/bash\n" + code
+	}
+	if !strings.HasSuffix(code, "\n") {
+		code += "\n"
+	}
+	return code
+}
+
 // Runner is the script of the Flux runner container (index i): it installs
 // the certificate and resource set, then starts the lead broker with the
-// job on <name>-0 and a worker broker everywhere else.
-func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) (string, error) {
+// job on <name>-0 and a worker broker everywhere else. The job's words are
+// p.Commands, which Prepare checked.
+//
+// The runner may run as any user (a securityContext, or an image whose
+// USER is not root), unknown here. The init container leaves the
+// directories the runner writes world-writable with the sticky bit; the
+// runner creates what Flux requires it to own (rundir, statedir, the
+// certificate copy) itself.
+func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) string {
 	c := &mc.Spec.Containers[i]
 	f := &mc.Spec.Flux
 	lg := &mc.Spec.Logging
 	quiet := lg.Quiet
 	l := Layout{MountPath: f.Container.MountPath}
 	paths := p.Paths.orDefault()
-	field := fmt.Sprintf("spec.containers[%d]", i)
-
-	command, err := split(field+".command", c.Command)
-	if err != nil {
-		return "", err
-	}
-	prefix, err := split(field+".commands.prefix", c.Commands.Prefix)
-	if err != nil {
-		return "", err
-	}
-	submit := []string{"flux", "submit"}
-	if f.SubmitCommand != "" {
-		if submit, err = split("spec.flux.submitCommand", f.SubmitCommand); err != nil {
-			return "", err
-		}
-	}
-	flags, err := SubmitFlags(mc, p.Size)
-	if err != nil {
-		return "", err
-	}
+	cmds := p.Commands
+	m := jobMode(c, cmds)
 
 	s := &script{}
 	header(s, "Flux broker entrypoint", mc.Name)
 	if lg.Strict {
 		s.line("set -eEu -o pipefail")
 	}
+	s.hook("commands.init", c.Commands.Init, quiet)
 	if lg.Timed {
+		s.line("# Checked after commands.init, which may be what installs it.")
 		s.line("if [ ! -x /usr/bin/time ]; then echo 'logging.timed needs /usr/bin/time in the application image' >&2; exit 1; fi")
 	}
-	s.hook("commands.init", c.Commands.Init, quiet)
 	viewSetup(s, mc, l, paths)
 	s.line(`cfg="${configroot}/etc/flux/config"`)
 
-	s.blank()
-	s.line("# The job: a command split into words, never re-parsed by a shell.")
-	switch {
-	case c.Commands.Script != "":
-		s.writeFile("/tmp/custom-entrypoint.sh", c.Commands.Script)
-		s.line("chmod +x /tmp/custom-entrypoint.sh")
-		s.line("command=(/bin/bash /tmp/custom-entrypoint.sh)")
-	default:
-		s.line("command=%s", array(command))
+	if m == modeSubmit || m == modeLauncher {
+		s.blank()
+		s.line("# The job: a command split into words, never re-parsed by a shell.")
+		if c.Commands.Script != "" {
+			s.writeFile("/tmp/custom-entrypoint.sh", c.Commands.Script)
+			s.line("chmod +x /tmp/custom-entrypoint.sh")
+			s.line("command=(/bin/bash /tmp/custom-entrypoint.sh)")
+		} else {
+			s.line("command=%s", array(cmds.Command))
+		}
 	}
 
 	s.blank()
-	s.line("# Flux rejects a certificate that group or others can read.")
+	s.line("# Flux rejects a certificate that group or others can read, so this user")
+	s.line("# installs its own copy, never readable by others.")
 	s.line(`mkdir -p "${configroot}/curve"`)
-	s.line(`cp %s "${configroot}/curve/%s"`, shell.Quote(path.Join(paths.Curve, CurveFile)), CurveFile)
+	s.line(`rm -f "${configroot}/curve/%s"`, CurveFile)
+	s.line(`(umask 077 && cp %s "${configroot}/curve/%s")`, shell.Quote(path.Join(paths.Curve, CurveFile)), CurveFile)
 	s.line(`chmod 0600 "${configroot}/curve/%s"`, CurveFile)
 
 	s.blank()
@@ -426,7 +456,17 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) (string, error) {
 	if !quiet {
 		s.line(`cat "${configroot}/etc/flux/system/R"`)
 	}
-	s.line(`mkdir -p "${configroot}/var/lib/flux" "${configroot}/etc/flux/system/cron.d"`)
+	s.blank()
+	s.line("# Flux requires the user it runs as to own its rundir and statedir. The")
+	s.line("# rundir stays searchable: sidecars of other users reach the local socket.")
+	s.line(`mkdir -p "${configroot}/etc/flux/system/cron.d" "${configroot}/run" "${configroot}/var/lib"`)
+	s.line(`[ -d "${configroot}/run/flux" ] || mkdir -m 0755 "${configroot}/run/flux"`)
+	s.line(`[ -d "${configroot}/var/lib/flux" ] || mkdir -m 0700 "${configroot}/var/lib/flux"`)
+	s.line(`for d in "${configroot}/run/flux" "${configroot}/var/lib/flux"; do`)
+	s.in()
+	s.line(`if [ ! -O "${d}" ]; then echo "${d} belongs to another user: Flux runs as uid $(id -u) and must own it" >&2; fi`)
+	s.out()
+	s.line("done")
 	s.line("export FLUX_OUTPUT_DIR=%s", shell.Quote(c.Logs))
 	s.line(`mkdir -p "${FLUX_OUTPUT_DIR}"`)
 	s.line("mainHost=%s", shell.Quote(mc.Name+"-0"))
@@ -439,24 +479,26 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) (string, error) {
 	if a := mc.Spec.Archive.Path; a != "" {
 		s.line("if [ -e %s ]; then brokerOptions+=(%s); fi", shell.Quote(a), shell.Quote("-Scontent.restore="+a))
 	}
-	s.line("timed=()")
-	s.line("timedJob=()")
-	if lg.Timed {
-		s.line("%s", `timed=(/usr/bin/time -f 'FLUXTIME fluxstart wall time %E')`)
-		s.line("%s", `timedJob=(/usr/bin/time -f 'FLUXTIME fluxsubmit wall time %E')`)
+	if m != modeInteractive {
+		s.line("timed=()")
+		s.line("timedJob=()")
+		if lg.Timed {
+			s.line("%s", `timed=(/usr/bin/time -f 'FLUXTIME fluxstart wall time %E')`)
+			s.line("%s", `timedJob=(/usr/bin/time -f 'FLUXTIME fluxsubmit wall time %E')`)
+		}
+		s.line("wrap=()")
+		if f.Wrap != "" {
+			s.line("wrap=%s", array([]string{"--wrap=" + f.Wrap}))
+		}
+		s.line("prefix=%s", array(cmds.Prefix))
 	}
-	s.line("wrap=()")
-	if f.Wrap != "" {
-		s.line("wrap=%s", array([]string{"--wrap=" + f.Wrap}))
-	}
-	s.line("prefix=%s", array(prefix))
 	s.hook("commands.pre", c.Commands.Pre, quiet)
 
 	s.blank()
 	s.line("rc=0")
 	s.line(`if [ "$(hostname)" = "${mainHost}" ]; then`)
 	s.in()
-	lead(s, mc, c, quiet, flags, submit)
+	lead(s, mc, c, l, paths, cmds, m)
 	s.out()
 	s.line("else")
 	s.in()
@@ -466,58 +508,55 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) (string, error) {
 	s.hook("commands.post", c.Commands.Post, false)
 	s.line(`touch "${mp}/flux-operator-complete.txt"`)
 	s.line(`exit "${rc}"`)
-	return s.String(), nil
+	return s.String()
 }
 
-func lead(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer, quiet bool, flags, submit []string) {
-	if c.Batch {
-		var batch script
-		batch.line("#!/bin/bash")
-		n := 0
-		for j, cmdline := range strings.Split(c.Command, "\n") {
-			if strings.TrimSpace(cmdline) == "" {
-				continue
-			}
-			n++
-			if c.BatchRaw {
-				batch.line("%s", cmdline)
-				continue
-			}
-			batch.line(`flux submit --flags waitable --error="${FLUX_OUTPUT_DIR}/job-%d.err" --output="${FLUX_OUTPUT_DIR}/job-%d.out" %s`, j, j, cmdline)
-		}
-		if !c.BatchRaw {
-			batch.line("flux queue idle")
-			batch.line("flux jobs -a")
-		}
-		s.line("# Batch mode: every command line is a job of one flux batch.")
-		s.writeFile("flux-job.batch", batch.String())
-		s.line("chmod +x flux-job.batch")
+func lead(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer, l Layout, paths Paths, cmds Commands, m mode) {
+	quiet := mc.Spec.Logging.Quiet
+	if a := mc.Spec.Archive.Path; a != "" {
+		s.line("# The lead broker dumps the instance's content there when it shuts down.")
+		s.line("mkdir -p %s", shell.Quote(path.Dir(a)))
+		s.line("brokerOptions+=(%s)", shell.Quote("-Scontent.dump="+a))
+	}
+	if m == modeBatch {
+		s.line("# Batch mode: one flux batch runs this script.")
+		s.writeFile(shell.Quote(l.BatchFile()), batchScript(c, cmds))
+		s.line("chmod +x %s", shell.Quote(l.BatchFile()))
 	}
 	s.hook("commands.brokerPre", c.Commands.BrokerPre, quiet)
 	start := `"${timed[@]}" flux start "${wrap[@]}" --config-path="${cfg}" "${brokerOptions[@]}" "${prefix[@]}" "${timedJob[@]}"`
-	s.line(`if [ "${#command[@]}" -eq 0 ]; then`)
-	s.in()
-	s.say(quiet, "Running in interactive mode: the cluster stays up until flux shutdown.")
-	s.line(`flux broker --config-path="${cfg}" "${brokerOptions[@]}" || rc=$?`)
-	s.out()
-	s.line("else")
-	s.in()
-	switch {
-	case c.Batch:
-		inner := shell.Words(append(append([]string{"flux", "batch"}, flags...), "--flags", "waitable", "./flux-job.batch")) + " && flux job wait --all"
-		s.say(quiet, "Batch mode: flux batch "+strings.Join(flags, " "))
+	switch m {
+	case modeInteractive:
+		s.say(quiet, "Running in interactive mode: the cluster stays up until flux shutdown.")
+		s.line(`flux broker --config-path="${cfg}" "${brokerOptions[@]}" || rc=$?`)
+		return
+	case modeBatch:
+		inner := shell.Words(append(append([]string{"flux", "batch"}, cmds.Flags...), "--flags", "waitable", l.BatchFile())) + " && flux job wait --all"
+		s.say(quiet, "Batch mode: flux batch "+strings.Join(cmds.Flags, " "))
 		redirect := ""
 		if quiet {
 			redirect = " > /dev/null 2>&1"
 		}
 		s.line("%s sh -c %s%s || rc=$?", start, shell.Quote(inner), redirect)
-	case c.Launcher:
+	case modeLauncher:
 		s.say(quiet, "Launcher mode: the command is the instance's initial program.")
 		s.line(`%s "${command[@]}" || rc=$?`, start)
 	default:
-		s.say(quiet, "Submit mode: "+strings.Join(submit, " ")+" "+strings.Join(flags, " "))
-		s.line(`%s %s %s --quiet --watch "${command[@]}" || rc=$?`, start, shell.Words(submit), shell.Words(flags))
+		s.say(quiet, "Submit mode: "+strings.Join(cmds.Submit, " ")+" "+strings.Join(cmds.Flags, " "))
+		s.line(`%s %s %s --quiet --watch "${command[@]}" || rc=$?`, start, shell.Words(cmds.Submit), shell.Words(cmds.Flags))
 	}
+	if mc.Spec.Interactive {
+		// broker.rc2_none: the job never ran, so its exit says nothing about it.
+		return
+	}
+	s.line(`if [ "${rc}" -ne 0 ]; then`)
+	s.in()
+	s.line("# The Job fails the MiniCluster on exactly this exit code; the job's own")
+	s.line("# goes to the termination message, written first so that a failing")
+	s.line("# commands.post under strict mode cannot lose it.")
+	log := shell.Quote(paths.TerminationLog)
+	s.line("%s", fmt.Sprintf(`if [ -w %s ]; then printf 'flux job on %%s exited with %%s\n' "${mainHost}" "${rc}" > %s || true; fi`, log, log))
+	s.line("rc=%d", JobFailedExitCode)
 	s.out()
 	s.line("fi")
 }

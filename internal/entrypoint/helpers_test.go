@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,11 +51,27 @@ func claim(size int32, command string, mutate ...func(*v1alpha2.MiniCluster)) *v
 	return mc
 }
 
-// plan is the Plan render would pass for mc: quorum is minSize when set.
-// (Bursting and maxSize > size also set a quorum in render; BrokerOptions
-// only sees the number, so minSize covers the script's side of it.)
-func plan(mc *v1alpha2.MiniCluster, p Paths) Plan {
-	return Plan{Paths: p, Name: mc.Name, Size: mc.Spec.SizeValue(), Quorum: mc.Spec.MinSize}
+// plan is the Plan render would pass for mc: quorum is minSize when set,
+// and the runner's commands are prepared. (Bursting and maxSize > size also
+// set a quorum in render; BrokerOptions only sees the number, so minSize
+// covers the script's side of it.)
+func plan(t *testing.T, mc *v1alpha2.MiniCluster, p Paths) Plan {
+	t.Helper()
+	pl := Plan{Paths: p, Name: mc.Name, Size: mc.Spec.SizeValue(), Quorum: mc.Spec.MinSize}
+	if i := mc.Spec.Runner(); i >= 0 {
+		cmds, errs := Prepare(mc, i, pl.Size)
+		if len(errs) > 0 {
+			t.Fatalf("Prepare(): %v", errs.ToAggregate())
+		}
+		pl.Commands = cmds
+	}
+	return pl
+}
+
+// runner is the runner script of mc's container 0 in the sandbox paths p.
+func runner(t *testing.T, mc *v1alpha2.MiniCluster, p Paths) string {
+	t.Helper()
+	return Runner(mc, 0, plan(t, mc, p))
 }
 
 // tool finds an external program the tests need. It is a failure when
@@ -93,10 +110,17 @@ type sandbox struct {
 	log   string // what the fakes record
 	paths Paths
 	bash  string
+	// cred, when set, is the user the scripts run as.
+	cred *syscall.Credential
 }
 
+// fakeFlux records argv (NUL-separated) and environment of every call.
+// flux start and flux broker exit with the next code of FAKE_FLUX_RC, after
+// running FAKE_FLUX_CHECK (a script that sees their argv; its failure is
+// theirs). With FAKE_FLUX_INITIAL set, flux start runs its initial program
+// (the words after its options) and flux batch runs its script, so what a
+// job would run inside the instance reaches the fake too.
 const fakeFlux = `#!/bin/bash
-# Fake flux: records argv (NUL-separated) and environment of every call.
 log="${FAKE_FLUX_LOG:?}"
 n=0
 while [ -e "${log}/call-${n}" ]; do n=$((n+1)); done
@@ -106,7 +130,17 @@ env -0 > "${log}/env-${n}"
 printf 'flux %s\n' "${1:-}" >> "${log}/events"
 case "${1:-}" in
 R) echo '{"version": 1, "execution": {"R_lite": [], "nodelist": ["fake"]}}' ;;
+batch)
+  if [ -n "${FAKE_FLUX_INITIAL:-}" ]; then bash "${@: -1}"; exit; fi ;;
 start|broker)
+  if [ -n "${FAKE_FLUX_CHECK:-}" ]; then bash "${FAKE_FLUX_CHECK}" "$@" || exit; fi
+  if [ "$1" = start ] && [ -n "${FAKE_FLUX_INITIAL:-}" ]; then
+    shift
+    while [ "$#" -gt 0 ]; do
+      case "$1" in -S*|-o*|--config-path=*|--wrap=*) shift ;; *) break ;; esac
+    done
+    if [ "$#" -gt 0 ]; then "$@"; exit; fi
+  fi
   k=0
   while [ -e "${log}/start-${k}" ]; do k=$((k+1)); done
   : > "${log}/start-${k}"
@@ -134,10 +168,11 @@ func newSandbox(t *testing.T) *sandbox {
 		bin:  filepath.Join(root, "bin"),
 		log:  filepath.Join(root, "log"),
 		paths: Paths{
-			Entrypoints: filepath.Join(root, "flux_operator"),
-			Curve:       filepath.Join(root, "curve"),
-			Software:    filepath.Join(root, "opt-software"),
-			Home:        filepath.Join(root, "home-flux-operator"),
+			Entrypoints:    filepath.Join(root, "flux_operator"),
+			Curve:          filepath.Join(root, "curve"),
+			Software:       filepath.Join(root, "opt-software"),
+			Home:           filepath.Join(root, "home-flux-operator"),
+			TerminationLog: filepath.Join(root, "termination-log"),
 		},
 		bash: bash,
 	}
@@ -152,6 +187,7 @@ func newSandbox(t *testing.T) *sandbox {
 	mustWrite(t, filepath.Join(sb.mp, "config/etc/flux/system/hostlist"), "flux-sample-[0-3]", 0o644)
 	mustWrite(t, filepath.Join(sb.mp, "software/bin/tool"), "spack", 0o755)
 	mustWrite(t, filepath.Join(sb.paths.Curve, CurveFile), "#   ZeroMQ CURVE **Secret** Certificate\ncurve\n", 0o644)
+	mustWrite(t, sb.paths.TerminationLog, "", 0o666)
 	mustWrite(t, filepath.Join(sb.bin, "flux"), fakeFlux, 0o755)
 	mustWrite(t, filepath.Join(sb.bin, "hostname"), fakeHostname, 0o755)
 	// The worker loop sleeps 15s between retries: record it and return at
@@ -215,6 +251,9 @@ func (sb *sandbox) run(t *testing.T, script, host string, extra map[string]strin
 	cmd := exec.CommandContext(ctx, sb.bash, file)
 	cmd.Dir = sb.work
 	cmd.Env = sb.env(host, extra)
+	if sb.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: sb.cred}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -61,7 +61,7 @@ func TestInit(t *testing.T) {
 			})
 			mustWrite(t, filepath.Join(sb.paths.Entrypoints, BrokerConfigKey), brokerToml, 0o644)
 			mustWrite(t, filepath.Join(sb.paths.Entrypoints, HostlistKey), hostlist, 0o644)
-			script := Init(mc, plan(mc, sb.paths))
+			script := Init(mc, plan(t, mc, sb.paths))
 			bashSyntax(t, tc.reason, script)
 			r := sb.run(t, script, leadHost, nil)
 			if (r.exit == 0) != (tc.wantExit == 0) {
@@ -87,9 +87,26 @@ func TestInit(t *testing.T) {
 					t.Errorf("%s\n%s must be a verbatim copy: -want, +got:\n%s", tc.reason, file, diff)
 				}
 			}
-			for _, d := range []string{"config/etc/flux/system/cron.d", "config/var/lib/flux", "config/run/flux", "config/curve", "view", "software"} {
+			for _, d := range []string{"config/etc/flux/system/cron.d", "config/etc/flux/config", "view", "software"} {
 				if st, err := os.Stat(filepath.Join(mp, d)); err != nil || !st.IsDir() {
 					t.Errorf("%s\n%s was not created: %v", tc.reason, d, err)
+				}
+			}
+			// The runner, maybe another user, writes R and its certificate
+			// and creates the rundir and statedir Flux needs it to own.
+			for _, d := range []string{"config/etc/flux/system", "config/run", "config/var/lib", "config/curve"} {
+				st, err := os.Stat(filepath.Join(mp, d))
+				if err != nil {
+					t.Errorf("%s\n%s was not created: %v", tc.reason, d, err)
+					continue
+				}
+				if want := os.ModeDir | os.ModeSticky | 0o777; st.Mode() != want {
+					t.Errorf("%s\n%s has mode %v, want %v: anyone may write, no one replace another's files", tc.reason, d, st.Mode(), want)
+				}
+			}
+			for _, d := range []string{"config/run/flux", "config/var/lib/flux"} {
+				if exists(filepath.Join(mp, d)) {
+					t.Errorf("%s\n%s must be left to the runner, which must own it", tc.reason, d)
 				}
 			}
 			if len(r.calls) != 0 {

@@ -4,7 +4,7 @@ package entrypoint
 // break a script nor run anything, and reach Flux literally.
 
 import (
-	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -124,7 +124,7 @@ func TestRunnerInjection(t *testing.T) {
 				// Run the sh -c program against the fake flux.
 				sb.reset(t)
 				got := sb.run(t, argv[len(argv)-1], leadHost, nil)
-				want := [][]string{cat(words("batch", "-n1"), hostileWords, words("--flags", "waitable", "./flux-job.batch")), {"job", "wait", "--all"}}
+				want := [][]string{cat(words("batch", "-n1"), hostileWords, words("--flags", "waitable", sb.mp+"/flux-job.batch")), {"job", "wait", "--all"}}
 				if diff := cmp.Diff(want, got.calls); diff != "" {
 					t.Errorf("calls of sh -c: -want, +got:\n%s", diff)
 				}
@@ -145,13 +145,14 @@ func TestRunnerInjection(t *testing.T) {
 			},
 		},
 		"ArchivePath": {
-			reason: "archive.path is tested and passed literally.",
+			reason: "archive.path is tested and passed literally, to restore and to dump.",
 			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
 				mc.Spec.Archive.Path = filepath.Join(sb.root, hostile)
 				_ = os.WriteFile(mc.Spec.Archive.Path, []byte("x"), 0o644)
 			},
 			want: func(sb *sandbox) [][]string {
-				return [][]string{encode(), start(sb.mp, std(), nil, cat(words("-Scontent.restore="+filepath.Join(sb.root, hostile)), submit(hello...))...)}
+				a := filepath.Join(sb.root, hostile)
+				return [][]string{encode(), start(sb.mp, std(), nil, cat(words("-Scontent.restore="+a, "-Scontent.dump="+a), submit(hello...))...)}
 			},
 		},
 		"Environment": {
@@ -198,7 +199,7 @@ func TestRunnerInjection(t *testing.T) {
 					t.Errorf("the logs directory was not created")
 				}
 				sb.reset(t)
-				got := sb.run(t, readFile(t, filepath.Join(sb.work, "flux-job.batch")), leadHost, map[string]string{"FLUX_OUTPUT_DIR": logs})
+				got := sb.run(t, readFile(t, filepath.Join(sb.mp, "flux-job.batch")), leadHost, map[string]string{"FLUX_OUTPUT_DIR": logs})
 				want := [][]string{
 					cat(words("submit", "--flags", "waitable", "--error="+logs+"/job-0.err", "--output="+logs+"/job-0.out"), hello),
 					{"queue", "idle"}, {"jobs", "-a"},
@@ -275,7 +276,7 @@ func TestRunnerInjection(t *testing.T) {
 			},
 			check: func(t *testing.T, sb *sandbox, _ result) {
 				t.Helper()
-				if got, want := readFile(t, filepath.Join(sb.work, "flux-job.batch")), "#!/bin/bash\necho '$(touch pwned)' \"`x`\"\n'EOF'\n"; got != want {
+				if got, want := readFile(t, filepath.Join(sb.mp, "flux-job.batch")), "#!/bin/bash\necho '$(touch pwned)' \"`x`\"\n'EOF'\n"; got != want {
 					t.Errorf("flux-job.batch = %q, want %q", got, want)
 				}
 			},
@@ -288,10 +289,7 @@ func TestRunnerInjection(t *testing.T) {
 				sb.use(mc)
 				tc.mutate(mc, sb)
 			})
-			script, err := Runner(mc, 0, plan(mc, sb.paths))
-			if err != nil {
-				t.Fatalf("%s\nRunner(): %v", tc.reason, err)
-			}
+			script := runner(t, mc, sb.paths)
 			bashSyntax(t, tc.reason, script)
 			host := tc.host
 			if host == "" {
@@ -317,38 +315,163 @@ func TestRunnerInjection(t *testing.T) {
 	}
 }
 
-func TestRunnerFieldErrors(t *testing.T) {
+func TestPrepare(t *testing.T) {
+	quoteHint := "close every quote"
 	cases := map[string]struct {
-		reason string
-		mutate func(mc *v1alpha2.MiniCluster)
-		field  string
+		reason  string
+		command string
+		mutate  func(mc *v1alpha2.MiniCluster)
+		want    Commands
+		fields  []string // of the errors, in order
+		detail  []string // in the errors' messages
 	}{
-		"Command":          {reason: "An open quote in the command names the command.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo "hello` }, field: "spec.containers[0].command"},
-		"CommandSingle":    {reason: "An open single quote too.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo it's` }, field: "spec.containers[0].command"},
-		"CommandBackslash": {reason: "A trailing backslash too.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Command = `echo \` }, field: "spec.containers[0].command"},
-		"OptionFlags":      {reason: "An open quote in optionFlags names optionFlags.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = `-o "x` }, field: "spec.flux.optionFlags"},
-		"Prefix":           {reason: "An open quote in the prefix names the prefix.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Commands.Prefix = `mpirun '` }, field: "spec.containers[0].commands.prefix"},
-		"SubmitCommand":    {reason: "An open quote in submitCommand names it.", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = `flux "submit` }, field: "spec.flux.submitCommand"},
-		"SecondContainer":  {reason: "The index is the runner's.", mutate: secondRunner(`echo "x`), field: "spec.containers[1].command"},
-		"BatchLineUnclosed": {reason: "Batch commands are split too.", mutate: func(mc *v1alpha2.MiniCluster) {
-			mc.Spec.Containers[0].Command = "echo a\necho 'b"
-			mc.Spec.Containers[0].Batch = true
-		}, field: "spec.containers[0].command"},
+		"Submit": {
+			reason:  "A command, a prefix and optionFlags become words; flux submit is the default submit command; size 2 with one task gives -n1.",
+			command: `echo "hello world" '$HOME'`,
+			mutate: func(mc *v1alpha2.MiniCluster) {
+				mc.Spec.Containers[0].Commands.Prefix = "mpirun -x A"
+				mc.Spec.Flux.OptionFlags = `-o "x=1 2"`
+				mc.Spec.Logging.Debug = true
+			},
+			want: Commands{
+				Command: words("echo", "hello world", "$HOME"),
+				Prefix:  words("mpirun", "-x", "A"),
+				Submit:  words("flux", "submit"),
+				Flags:   words("-n1", "-o", "x=1 2", "-vvv"),
+			},
+		},
+		"SubmitCommand": {
+			reason:  "submitCommand replaces flux submit, as words.",
+			command: "hostname",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = "flux  run --label='a b'" },
+			want:    Commands{Command: words("hostname"), Submit: words("flux", "run", "--label=a b"), Flags: words("-n1")},
+		},
+		"Batch": {
+			reason:  "Batch mode: every non-blank line is a job of its own words; blank lines count in the job numbers; there is no single command.",
+			command: "echo 'a b'\n\n   \necho $(x) ; y\n",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Batch = true },
+			want: Commands{
+				Batch:  []BatchJob{{Line: 0, Words: words("echo", "a b")}, {Line: 3, Words: words("echo", "$(x)", ";", "y")}},
+				Submit: words("flux", "submit"),
+				Flags:  words("-n1"),
+			},
+		},
+		"BatchRaw": {
+			reason:  "batchRaw lines are shell code, not words: apostrophes in comments and heredocs are fine.",
+			command: "# don't split\ncat <<EOF\nit's\nEOF\n",
+			mutate: func(mc *v1alpha2.MiniCluster) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Containers[0].BatchRaw = true
+			},
+			want: Commands{Submit: words("flux", "submit"), Flags: words("-n1")},
+		},
+		"Script": {
+			reason: "commands.script is shell code; nothing of it is split.",
+			mutate: func(mc *v1alpha2.MiniCluster) {
+				mc.Spec.Containers[0].Commands.Script = "echo 'unclosed"
+				mc.Spec.Containers[0].Batch = true
+			},
+			want: Commands{Submit: words("flux", "submit"), Flags: words("-n1")},
+		},
+		"TasksEqualSize": {
+			reason:  "tasks == size gives -N <size> -n<tasks>.",
+			command: "x",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(2)) },
+			want:    Commands{Command: words("x"), Submit: words("flux", "submit"), Flags: words("-N", "2", "-n2")},
+		},
+		"TasksZero": {
+			reason:  "tasks 0 gives -N <size>.",
+			command: "x",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(0)) },
+			want:    Commands{Command: words("x"), Submit: words("flux", "submit"), Flags: words("-N", "2")},
+		},
+
+		"Command": {
+			reason:  "An open quote in the command names the command and the fix.",
+			command: `echo "hello`,
+			fields:  []string{"spec.containers[0].command"},
+			detail:  []string{quoteHint},
+		},
+		"CommandSingle": {reason: "An open single quote too.", command: `echo it's`, fields: []string{"spec.containers[0].command"}, detail: []string{quoteHint}},
+		"CommandBackslash": {
+			reason:  "A trailing backslash says so.",
+			command: `echo \`,
+			fields:  []string{"spec.containers[0].command"},
+			detail:  []string{"backslash"},
+		},
+		"OptionFlags": {reason: "An open quote in optionFlags names optionFlags.", command: "x", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = `-o "x` }, fields: []string{"spec.flux.optionFlags"}},
+		"Prefix":      {reason: "An open quote in the prefix names the prefix.", command: "x", mutate: func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Commands.Prefix = `mpirun '` }, fields: []string{"spec.containers[0].commands.prefix"}},
+		"SubmitCommandQuote": {
+			reason:  "An open quote in submitCommand names it.",
+			command: "x",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = `flux "submit` },
+			fields:  []string{"spec.flux.submitCommand"},
+		},
+		"SubmitCommandBlank": {
+			reason:  "A submitCommand of blanks would leave the job without a submitter.",
+			command: "x",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = "  " },
+			fields:  []string{"spec.flux.submitCommand"},
+			detail:  []string{"names no command"},
+		},
+		"SecondContainer": {reason: "The index is the runner's.", mutate: secondRunner(`echo "x`), fields: []string{"spec.containers[1].command"}},
+		"Several": {
+			reason:  "Every bad field is reported at once.",
+			command: `echo "x`,
+			mutate: func(mc *v1alpha2.MiniCluster) {
+				mc.Spec.Containers[0].Commands.Prefix = `a'`
+				mc.Spec.Flux.OptionFlags = `-o "x`
+			},
+			fields: []string{"spec.containers[0].command", "spec.containers[0].commands.prefix", "spec.flux.optionFlags"},
+		},
+		"BatchQuoteSpansLines": {
+			reason:  "In batch mode a quote cannot span lines: each line is one job. The error names the command and the line.",
+			command: "echo 'a\nb'",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Batch = true },
+			fields:  []string{"spec.containers[0].command", "spec.containers[0].command"},
+			detail:  []string{"line ", "batchRaw"},
+		},
+		"BatchLineUnclosed": {
+			reason:  "The line of the open quote is named.",
+			command: "echo a\n\necho 'b",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Batch = true },
+			fields:  []string{"spec.containers[0].command"},
+			detail:  []string{"line 3", quoteHint, `"echo 'b"`},
+		},
+		"BatchLineContinued": {
+			reason:  "A backslash cannot continue a batch line either.",
+			command: "echo a \\\n  b",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Batch = true },
+			fields:  []string{"spec.containers[0].command"},
+			detail:  []string{"line 1", "backslash"},
+		},
+		"LongValue": {
+			reason:  "A long bad value is not repeated in the message.",
+			command: `echo "` + strings.Repeat("x", 10000),
+			fields:  []string{"spec.containers[0].command"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			mc := claim(2, "echo ok", tc.mutate)
-			i := mc.Spec.Runner()
-			_, err := Runner(mc, i, plan(mc, Paths{}))
-			var fe *FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("%s\nRunner() error = %v, want a *FieldError", tc.reason, err)
+			mc := claim(2, tc.command, tc.mutate)
+			got, errs := Prepare(mc, mc.Spec.Runner(), mc.Spec.SizeValue())
+			var fields []string
+			for _, e := range errs {
+				fields = append(fields, e.Field)
+				for _, d := range tc.detail {
+					if !strings.Contains(e.Error(), d) {
+						t.Errorf("%s\nthe message must say %q: %s", tc.reason, d, e.Error())
+					}
+				}
+				if len(e.Error()) > 1000 {
+					t.Errorf("%s\nthe message is too long to read (%d bytes)", tc.reason, len(e.Error()))
+				}
 			}
-			if fe.Field != tc.field {
-				t.Errorf("%s\nFieldError.Field = %q, want %q", tc.reason, fe.Field, tc.field)
+			if diff := cmp.Diff(tc.fields, fields); diff != "" {
+				t.Errorf("%s\nfields of the errors: -want, +got:\n%s\n%v", tc.reason, diff, errs)
 			}
-			if !strings.Contains(err.Error(), tc.field) {
-				t.Errorf("%s\nthe message must name the field: %q", tc.reason, err.Error())
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nPrepare(): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -357,5 +480,143 @@ func TestRunnerFieldErrors(t *testing.T) {
 func secondRunner(command string) func(mc *v1alpha2.MiniCluster) {
 	return func(mc *v1alpha2.MiniCluster) {
 		mc.Spec.Containers = []v1alpha2.MiniClusterContainer{{Name: "side", Command: "sleep 1"}, {Name: "app", Command: command, RunFlux: true}}
+	}
+}
+
+// TestDataFieldsStayData puts injection payloads, one field at a time,
+// into every field that reaches a script as data, and runs every script of
+// the claim with the fake flux playing the instance (flux start runs its
+// initial program, flux batch its script): the init script, the lead's and
+// a follower's runner, and a sidecar that sources flux-view.sh. No payload
+// may run. Hooks (commands.*), commands.script, batchRaw and a sidecar's
+// command are shell code by design and not in the list.
+func TestDataFieldsStayData(t *testing.T) {
+	t.Parallel()
+	// payload is an attack as a raw value and as a command string that
+	// still splits into words (a word field with an open quote is refused
+	// by Prepare, which TestPrepare covers). mixed breaks out of single
+	// quotes, double quotes, unquoted words and heredocs alike, and splits.
+	type payload struct{ raw, words string }
+	mixed := "x';touch pwned;'y\";touch pwned;\"z $(touch pwned) `touch pwned` ;touch pwned"
+	payloads := map[string]payload{
+		"Mixed":      {mixed, mixed},
+		"Everything": {hostile, hostileCommand},
+	}
+	// A field is set to v, the payload in the form the field takes, in a
+	// claim whose sandbox is sb. Paths get the payload as a file name.
+	type fieldCase struct {
+		words bool // a command string, split by Prepare
+		set   func(mc *v1alpha2.MiniCluster, sb *sandbox, v string)
+	}
+	batch := func(mc *v1alpha2.MiniCluster) { mc.Spec.Containers[0].Batch = true }
+	mountPath := func(mc *v1alpha2.MiniCluster, sb *sandbox, v string) {
+		sb.mp = filepath.Join(sb.root, v)
+		mc.Spec.Flux.Container.MountPath = sb.mp
+	}
+	fields := map[string]fieldCase{
+		"Name":        {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Name = v }},
+		"SidecarName": {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Containers[1].Name = v }},
+		"MountPath":   {set: mountPath},
+		"MountPathBatch": {set: func(mc *v1alpha2.MiniCluster, sb *sandbox, v string) {
+			mountPath(mc, sb, v)
+			batch(mc)
+		}},
+		"EnvironmentValue": {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) {
+			mc.Spec.Flux.Environment = map[string]string{"VALUE": v}
+		}},
+		"EnvironmentKey": {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) {
+			// Validation refuses such a key; the scripts must not rely on it.
+			mc.Spec.Flux.Environment = map[string]string{v: "x"}
+		}},
+		"PythonPath": {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Flux.Container.PythonPath = v }},
+		"Logs": {set: func(mc *v1alpha2.MiniCluster, sb *sandbox, v string) {
+			mc.Spec.Containers[0].Logs = filepath.Join(sb.root, v)
+			batch(mc) // the batch script uses it too
+		}},
+		"ArchivePath": {set: func(mc *v1alpha2.MiniCluster, sb *sandbox, v string) {
+			mc.Spec.Archive.Path = filepath.Join(sb.root, v, v)
+		}},
+		"Wrap":           {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Flux.Wrap = v }},
+		"ConnectTimeout": {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Flux.ConnectTimeout = &v }},
+		"Topology":       {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Flux.Topology = v }},
+		"CurveCertText": {set: func(_ *v1alpha2.MiniCluster, sb *sandbox, v string) {
+			mustWrite(t, filepath.Join(sb.paths.Curve, CurveFile), v, 0o644)
+		}},
+		"HostlistText": {set: func(_ *v1alpha2.MiniCluster, sb *sandbox, v string) {
+			mustWrite(t, filepath.Join(sb.paths.Entrypoints, HostlistKey), v, 0o644)
+		}},
+		"BrokerConfigText": {set: func(_ *v1alpha2.MiniCluster, sb *sandbox, v string) {
+			mustWrite(t, filepath.Join(sb.paths.Entrypoints, BrokerConfigKey), v, 0o644)
+		}},
+		"CommandSubmit": {words: true, set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Containers[0].Command = v }},
+		"CommandLauncher": {words: true, set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) {
+			// The words are the initial program, run without a shell.
+			mc.Spec.Containers[0].Command = "echo " + v
+			mc.Spec.Containers[0].Launcher = true
+		}},
+		"CommandBatch": {words: true, set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) {
+			// A line is a job: no quoted newline.
+			v = strings.ReplaceAll(v, "\n", " ")
+			mc.Spec.Containers[0].Command = "echo " + v + "\n\necho " + v
+			batch(mc)
+		}},
+		"CommandInteractive": {words: true, set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) {
+			mc.Spec.Containers[0].Command = v
+			mc.Spec.Interactive = true
+		}},
+		"OptionFlags": {words: true, set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Flux.OptionFlags = v }},
+		"OptionFlagsBatch": {words: true, set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) {
+			mc.Spec.Flux.OptionFlags = v
+			batch(mc)
+		}},
+		"SubmitCommand": {words: true, set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Flux.SubmitCommand = "flux submit " + v }},
+		"Prefix": {words: true, set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) {
+			mc.Spec.Containers[0].Commands.Prefix = "env " + v
+			mc.Spec.Containers[0].Launcher = true
+		}},
+	}
+	for fname, fc := range fields {
+		for pname, pl := range payloads {
+			t.Run(fname+"/"+pname, func(t *testing.T) {
+				t.Parallel()
+				v := pl.raw
+				if fc.words {
+					v = pl.words
+				}
+				sb := newSandbox(t)
+				mustWrite(t, filepath.Join(sb.paths.Entrypoints, HostlistKey), "flux-sample-[0-3]", 0o644)
+				mustWrite(t, filepath.Join(sb.paths.Entrypoints, BrokerConfigKey), "[bootstrap]\n", 0o644)
+				mc := claim(2, "echo hello world", func(mc *v1alpha2.MiniCluster) {
+					sb.use(mc)
+					mc.Spec.Flux.NoWaitSocket = true
+					mc.Spec.Containers = append(mc.Spec.Containers, v1alpha2.MiniClusterContainer{Name: "sidecar", Command: `. "${mp}/flux-view.sh" && flux proxy "${fluxsocket}" true`})
+					fc.set(mc, sb, v)
+				})
+				reason := fmt.Sprintf("%s = %q", fname, v)
+				p := plan(t, mc, sb.paths)
+				lead := mc.Name + "-0"
+				// The init container runs as with flux.container.disable:
+				// this machine has no view image to copy from.
+				initMC := mc.DeepCopy()
+				initMC.Spec.Flux.Container.Disable = true
+				scripts := []struct{ what, text, host string }{
+					{"init", Init(initMC, p), lead},
+					{"lead", Runner(mc, 0, p), lead},
+					{"follower", Runner(mc, 0, p), "follower"},
+					{"sidecar", Sidecar(mc, 1, p), lead},
+				}
+				for _, s := range scripts {
+					bashSyntax(t, reason+" ("+s.what+")", s.text)
+					sb.reset(t)
+					r := sb.run(t, s.text, s.host, map[string]string{"FAKE_FLUX_INITIAL": "1"})
+					if s.what == "lead" || s.what == "follower" {
+						if len(r.calls) < 2 || (r.calls[1][0] != "start" && r.calls[1][0] != "broker") {
+							t.Errorf("%s\nthe %s runner did not reach flux start: %q\nstderr:\n%s", reason, s.what, r.calls, r.stderr)
+						}
+					}
+					noCanary(t, reason+" ("+s.what+")", sb)
+				}
+			})
+		}
 	}
 }

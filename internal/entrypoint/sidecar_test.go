@@ -34,7 +34,7 @@ func TestSidecarWaitsForTheBrokerSocket(t *testing.T) {
 	mc := sidecarClaim(sb, `printf 'socket=%s\n' "${fluxsocket}"; flux proxy "${fluxsocket}" hostname`, func(mc *v1alpha2.MiniCluster) {
 		mc.Spec.Logging.Quiet = true
 	})
-	script := Sidecar(mc, 1, plan(mc, sb.paths))
+	script := Sidecar(mc, 1, plan(t, mc, sb.paths))
 	file := filepath.Join(sb.root, "start-1.sh")
 	mustWrite(t, file, script, 0o755)
 
@@ -188,7 +188,7 @@ func TestSidecar(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sb := newSandbox(t)
 			mc := sidecarClaim(sb, tc.command, tc.mutate)
-			script := Sidecar(mc, 1, plan(mc, sb.paths))
+			script := Sidecar(mc, 1, plan(t, mc, sb.paths))
 			bashSyntax(t, tc.reason, script)
 			if name == "SocketAlreadyThere" {
 				socket := filepath.Join(sb.mp, "config/run/flux/local")

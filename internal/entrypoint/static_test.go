@@ -57,18 +57,25 @@ func staticClaims() map[string]struct {
 			Post: "echo post", Prefix: "mpirun -x FOO", ServicePre: "echo ignored"}
 	})
 	return map[string]c{
-		"DefaultSubmit":     {"A default hello-world claim.", claim(4, "echo hello world")},
-		"SizeOne":           {"Size 1.", claim(1, "echo hello world")},
-		"SubmitCommand":     {"A custom submit command.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = "flux mini submit" }))},
-		"OptionFlags":       {"optionFlags.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = "-ompi=openmpi@5 -c 1" }))},
-		"Commas":            {"Commas in the command, prefix and optionFlags.", claim(4, "flux run --setattr=a,b echo a,b", container(func(c *v1alpha2.MiniClusterContainer) { c.Commands.Prefix = "env A=1,2" }), run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = "--setattr=x,y" }))},
-		"TasksZero":         {"tasks 0.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(0)) }))},
-		"TasksAtLeastSize":  {"tasks >= size.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(8)) }))},
-		"TasksBelowSize":    {"tasks < size.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(2)) }))},
-		"Launcher":          {"Launcher mode.", claim(4, "echo hi", container(func(c *v1alpha2.MiniClusterContainer) { c.Launcher = true }))},
-		"Batch":             {"Batch mode.", claim(4, "echo one\n\necho two", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }))},
-		"BatchQuiet":        {"Quiet batch mode.", claim(4, "echo one", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }), run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Quiet = true }))},
-		"BatchRaw":          {"batchRaw.", claim(4, "flux submit hostname\nflux queue idle", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch, c.BatchRaw = true, true }))},
+		"DefaultSubmit":    {"A default hello-world claim.", claim(4, "echo hello world")},
+		"SizeOne":          {"Size 1.", claim(1, "echo hello world")},
+		"SubmitCommand":    {"A custom submit command.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.SubmitCommand = "flux mini submit" }))},
+		"OptionFlags":      {"optionFlags.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = "-ompi=openmpi@5 -c 1" }))},
+		"Commas":           {"Commas in the command, prefix and optionFlags.", claim(4, "flux run --setattr=a,b echo a,b", container(func(c *v1alpha2.MiniClusterContainer) { c.Commands.Prefix = "env A=1,2" }), run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.OptionFlags = "--setattr=x,y" }))},
+		"TasksZero":        {"tasks 0.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(0)) }))},
+		"TasksAtLeastSize": {"tasks >= size.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(8)) }))},
+		"TasksBelowSize":   {"tasks < size.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Tasks = ptrTo(int32(2)) }))},
+		"Launcher":         {"Launcher mode.", claim(4, "echo hi", container(func(c *v1alpha2.MiniClusterContainer) { c.Launcher = true }))},
+		"Batch":            {"Batch mode.", claim(4, "echo one\n\necho two", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }))},
+		"BatchQuiet":       {"Quiet batch mode.", claim(4, "echo one", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }), run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Quiet = true }))},
+		"BatchRaw":         {"batchRaw.", claim(4, "flux submit hostname\nflux queue idle", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch, c.BatchRaw = true, true }))},
+		"BatchRawHeredoc":  {"batchRaw with apostrophes in a comment and a heredoc.", claim(4, "# don't\ncat <<'EOF'\nit's\n\nEOF\nflux submit hostname", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch, c.BatchRaw = true, true }))},
+		"BatchScript":      {"batch with commands.script as the batch script.", claim(4, "", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch, c.Commands.Script = true, "flux submit hostname\n" }))},
+		"TimedInit":        {"logging.timed with commands.init.", claim(4, "echo hi", container(func(c *v1alpha2.MiniClusterContainer) { c.Commands.Init = "apt-get install -y time" }), run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Timed = true }))},
+		"ArchiveInteractive": {"archive.path on an interactive cluster.", claim(4, "", run(func(mc *v1alpha2.MiniCluster) {
+			mc.Spec.Interactive = true
+			mc.Spec.Archive.Path = "/state/archive.tar.gz"
+		}))},
 		"LogsDir":           {"A logs directory.", claim(4, "echo hi", container(func(c *v1alpha2.MiniClusterContainer) { c.Logs = "/data/my logs" }))},
 		"Interactive":       {"interactive with no command.", claim(4, "", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Interactive = true }))},
 		"InteractiveCmd":    {"interactive with a command.", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Interactive = true }))},
@@ -124,15 +131,11 @@ func generate(t *testing.T) (map[string][]genScript, map[string]string) {
 	for name, tc := range staticClaims() {
 		mc := tc.mc
 		reasons[name] = tc.reason
-		p := plan(mc, Paths{})
+		p := plan(t, mc, Paths{})
 		out[name] = append(out[name], genScript{name, "init", Init(mc, p)})
 		for i, c := range mc.Spec.Containers {
 			if c.RunFlux {
-				s, err := Runner(mc, i, p)
-				if err != nil {
-					t.Fatalf("%s\n%s: Runner(%d): %v", tc.reason, name, i, err)
-				}
-				out[name] = append(out[name], genScript{name, fmt.Sprintf("wait-%d", i), s})
+				out[name] = append(out[name], genScript{name, fmt.Sprintf("wait-%d", i), Runner(mc, i, p)})
 				continue
 			}
 			out[name] = append(out[name], genScript{name, fmt.Sprintf("start-%d", i), Sidecar(mc, i, p)})

@@ -193,11 +193,13 @@ func ConfigMap(in Input) (*corev1.ConfigMap, error) {
 		c := &mc.Spec.Containers[i]
 		switch {
 		case c.RunFlux:
-			s, err := entrypoint.Runner(mc, i, plan)
-			if err != nil {
-				return nil, err
+			commands, errs := entrypoint.Prepare(mc, i, in.Size)
+			if len(errs) > 0 {
+				return nil, errs.ToAggregate()
 			}
-			data[entrypoint.RunnerKey(i)] = s
+			runner := plan
+			runner.Commands = commands
+			data[entrypoint.RunnerKey(i)] = entrypoint.Runner(mc, i, runner)
 		case !c.NoWrapEntrypoint:
 			data[entrypoint.SidecarKey(i)] = entrypoint.Sidecar(mc, i, plan)
 		}
