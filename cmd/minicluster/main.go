@@ -17,8 +17,8 @@ import (
 
 // CLI is the command line.
 type CLI struct {
-	Render RenderCmd `cmd:"" help:"Print the objects composed for a MiniCluster claim (or Flux Operator MiniCluster YAML) as a YAML stream."`
-	XR     XRCmd     `cmd:"" help:"Print the composite resource (XMiniCluster) Crossplane creates for a claim, e.g. as input of crossplane composition render." name:"xr"`
+	Render RenderCmd `cmd:"" help:"Print the objects composed for a MiniCluster claim (or Flux Operator MiniCluster YAML) as a YAML stream. The claim is first checked as the API server would: unknown fields, metadata, the XRD's schema and CEL rules (defaults applied)."`
+	XR     XRCmd     `cmd:"" help:"Print the composite resource (XMiniCluster) Crossplane creates for a claim, e.g. as input of crossplane composition render. The claim is checked as by render." name:"xr"`
 }
 
 // XRCmd prints a claim's composite resource.
@@ -68,6 +68,11 @@ func (c *RenderCmd) Run() error {
 	out, err := cli.Render(context.Background(), opts)
 	if err != nil {
 		return err
+	}
+	if out.Invalid != nil {
+		// The API server would refuse the claim; the function was not
+		// called. The error carries every problem.
+		return out.Invalid
 	}
 	if c.Results {
 		for _, r := range out.Results {

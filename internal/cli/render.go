@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -33,7 +35,8 @@ const AnnotationResourceName = "crossplane.io/composition-resource-name"
 // Options of one render.
 type Options struct {
 	// Claim is a MiniCluster claim, an upstream MiniCluster or an
-	// XMiniCluster, as YAML.
+	// XMiniCluster, as YAML or JSON (the first one of the stream is
+	// rendered; other kinds are ignored).
 	Claim []byte
 	// Observed objects, e.g. a previous render's output.
 	Observed []*unstructured.Unstructured
@@ -53,8 +56,12 @@ type Output struct {
 	YAML []byte
 	// Results are the function's results and conditions, one line each.
 	Results []string
-	// Fatal is true when the function refused to compose.
+	// Fatal is true when the function refused to compose, or when the
+	// claim is Invalid.
 	Fatal bool
+	// Invalid is set when the API server would refuse the claim; then the
+	// function was not called.
+	Invalid *InvalidError
 }
 
 // ReadDir reads every object of every YAML file in dir.
@@ -81,22 +88,35 @@ func ReadDir(dir string) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// ParseObjects reads a YAML stream of Kubernetes objects.
+// ParseObjects reads a YAML (or JSON) stream of Kubernetes objects as
+// kubectl and the API server would: each document is turned into JSON
+// (refusing duplicate keys), then decoded with integers as int64.
 func ParseObjects(b []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 	var out []*unstructured.Unstructured
 	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
 			return nil, fmt.Errorf("cannot parse YAML: %w", err)
 		}
-		if len(u.Object) == 0 {
+		j, err := yaml.YAMLToJSONStrict(doc)
+		if err != nil {
+			return nil, fmt.Errorf("cannot parse YAML: %w", err)
+		}
+		if t := bytes.TrimSpace(j); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 			continue
 		}
-		out = append(out, u)
+		var obj map[string]any
+		if err := utiljson.Unmarshal(j, &obj); err != nil {
+			return nil, fmt.Errorf("cannot parse YAML: a document is not an object: %w", err)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: obj})
 	}
 }
 
@@ -131,47 +151,63 @@ func Composite(obj *unstructured.Unstructured) (*unstructured.Unstructured, erro
 	return xr, nil
 }
 
-// CompositeYAML returns the composite resource of the first claim in b.
+// CompositeYAML returns the composite resource of the MiniCluster in b,
+// after the checks Render makes (see Check). The composite carries the
+// claim's spec as written: the API server's defaults are left for
+// `crossplane composition render --xrd` (or the cluster) to apply.
 func CompositeYAML(b []byte) ([]byte, error) {
 	objs, err := ParseObjects(b)
 	if err != nil {
 		return nil, err
 	}
-	for _, obj := range objs {
-		if obj.GetKind() == v1alpha2.ClaimKind {
-			xr, err := Composite(obj)
-			if err != nil {
-				return nil, err
-			}
-			out, err := yaml.Marshal(xr.Object)
-			if err != nil {
-				return nil, err
-			}
-			return append([]byte("# The composite resource Crossplane creates for claim.yaml (minicluster xr -f claim.yaml).\n"), out...), nil
-		}
+	mc, err := FindMiniCluster(objs)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("no %s claim in the file", v1alpha2.ClaimKind)
+	if err := Check(context.Background(), mc.DeepCopy()); err != nil {
+		return nil, err
+	}
+	xr, err := Composite(mc)
+	if err != nil {
+		return nil, err
+	}
+	out, err := yaml.Marshal(xr.Object)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# The composite resource Crossplane creates for claim.yaml (minicluster xr -f claim.yaml).\n"), out...), nil
 }
 
-// Render calls the function for the claim in o.
+// Render calls the function for the claim in o, as Crossplane would for
+// the claim once the API server has accepted it: a claim the API server
+// would refuse (see Check) is not composed; Output.Invalid says why, and
+// its one FATAL result carries every error. Errors are problems of the
+// input itself: YAML, no MiniCluster, another API version, no name.
 func Render(ctx context.Context, o Options) (*Output, error) {
 	objs, err := ParseObjects(o.Claim)
 	if err != nil {
 		return nil, err
 	}
-	var xr *unstructured.Unstructured
-	for _, obj := range objs {
-		if k := obj.GetKind(); k == v1alpha2.ClaimKind || k == v1alpha2.CompositeKind {
-			if xr, err = Composite(obj); err != nil {
-				return nil, err
-			}
-			break
+	mc, err := FindMiniCluster(objs)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(ctx, mc); err != nil {
+		var inv *InvalidError
+		if errors.As(err, &inv) {
+			return &Output{Fatal: true, Invalid: inv, Results: []string{"FATAL: " + inv.Error()}}, nil
 		}
+		return nil, err
 	}
-	if xr == nil {
-		return nil, fmt.Errorf("no %s in the file", v1alpha2.ClaimKind)
+	xr, err := Composite(mc)
+	if err != nil {
+		return nil, err
 	}
+	return run(ctx, o, xr)
+}
 
+// run calls the function for the composite resource xr.
+func run(ctx context.Context, o Options, xr *unstructured.Unstructured) (*Output, error) {
 	req := &fnv1.RunFunctionRequest{
 		Meta:     &fnv1.RequestMeta{Tag: "minicluster-cli"},
 		Observed: &fnv1.State{Resources: map[string]*fnv1.Resource{}},
@@ -224,14 +260,17 @@ func Render(ctx context.Context, o Options) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("function failed: %w", err)
 	}
-	return output(rsp)
+	cert, _, _ := unstructured.NestedString(xr.Object, "spec", "flux", "curveCert")
+	return output(rsp, cert)
 }
 
-func output(rsp *fnv1.RunFunctionResponse) (*Output, error) {
+// output reads the function's response. cert is the claim's
+// spec.flux.curveCert: no result or condition message repeats a piece of it.
+func output(rsp *fnv1.RunFunctionResponse, cert string) (*Output, error) {
 	out := &Output{}
 	for _, r := range rsp.GetResults() {
 		sev := strings.TrimPrefix(r.GetSeverity().String(), "SEVERITY_")
-		out.Results = append(out.Results, fmt.Sprintf("%s: %s", sev, r.GetMessage()))
+		out.Results = append(out.Results, fmt.Sprintf("%s: %s", sev, redactCertMessage(r.GetMessage(), cert)))
 		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
 			out.Fatal = true
 		}
@@ -239,7 +278,7 @@ func output(rsp *fnv1.RunFunctionResponse) (*Output, error) {
 	for _, c := range rsp.GetConditions() {
 		line := fmt.Sprintf("Condition %s=%s (%s)", c.GetType(), strings.TrimPrefix(c.GetStatus().String(), "STATUS_CONDITION_"), c.GetReason())
 		if c.GetMessage() != "" {
-			line += ": " + c.GetMessage()
+			line += ": " + redactCertMessage(c.GetMessage(), cert)
 		}
 		out.Results = append(out.Results, line)
 	}

@@ -94,25 +94,25 @@ func TestRenderRefusesBadClaims(t *testing.T) {
 		want   []string
 	}{
 		"SizeZero": {
-			reason: "size 0 names spec.size.",
+			reason: "size 0 names spec.size, with the API server's message.",
 			claim:  strings.Replace(helloWorldClaim, "size: 4", "size: 0", 1),
-			want:   []string{"spec.size"},
+			want:   []string{`The MiniCluster "flux-sample" is invalid: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1`},
 		},
 		"TwoRunners": {
 			reason: "Two flux runners name spec.containers.",
 			claim:  helloWorldClaim + "    - name: second\n      image: rockylinux:9\n      runFlux: true\n  # two runners\n",
-			want:   []string{"spec.containers", "exactly one container must set runFlux"},
+			want:   []string{"spec.containers: Invalid value: spec.containers must have exactly one container with runFlux: true"},
 		},
 		"MaxSizeBelowSize": {
 			reason: "maxSize < size names spec.maxSize.",
 			claim:  strings.Replace(helloWorldClaim, "size: 4", "size: 4\n  maxSize: 2", 1),
-			want:   []string{"spec.maxSize"},
+			want:   []string{"spec.maxSize: Invalid value: spec.maxSize must be at least spec.size"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			out := render(t, tc.claim, nil)
-			if !out.Fatal {
+			if !out.Fatal || out.Invalid == nil {
 				t.Fatalf("%s\nthe claim was accepted", tc.reason)
 			}
 			all := strings.Join(out.Results, "\n")

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	mcschema "github.com/flux-framework/minicluster-crossplane/internal/schema"
+)
+
+// ConvertDocs is where a Flux Operator v1alpha1 user reads about v1alpha2.
+const ConvertDocs = "https://flux-framework.org/flux-operator/getting_started/custom-resource-definition.html"
+
+// v1alpha1Only are the v1alpha1 fields v1alpha2 does not have.
+const v1alpha1Only = "users, fluxRestful, cores, diagnostics, fluxUser, runFluxAsRoot, preCommand, top-level volumes and existingVolumes"
+
+// InvalidError is a MiniCluster the API server would refuse: fields its
+// schema does not know (as kubectl's default --validate=strict reports
+// them), or metadata, schema and CEL errors. Its message is kubectl's.
+type InvalidError struct {
+	Kind, Name string
+	// Unknown are the paths of unknown fields. When there are any, the API
+	// server stops at decoding, so Errs is empty.
+	Unknown []string
+	// Errs are the metadata, schema and CEL errors, in the API server's
+	// order.
+	Errs field.ErrorList
+}
+
+// Lines are the problems, one a line: `unknown field "spec.x"` or a field
+// error ("spec.size: Invalid value: ...").
+func (e *InvalidError) Lines() []string {
+	var out []string
+	for _, p := range e.Unknown {
+		out = append(out, fmt.Sprintf("unknown field %q", p))
+	}
+	for _, err := range e.Errs {
+		out = append(out, err.Error())
+	}
+	return out
+}
+
+func (e *InvalidError) Error() string {
+	lines := e.Lines()
+	if len(e.Unknown) > 0 {
+		return fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s", e.Kind, mcschemaVersion(), e.Kind, strings.Join(lines, ", "))
+	}
+	if len(lines) == 1 {
+		return fmt.Sprintf("The %s %q is invalid: %s", e.Kind, e.Name, lines[0])
+	}
+	return fmt.Sprintf("The %s %q is invalid: \n* %s", e.Kind, e.Name, strings.Join(lines, "\n* "))
+}
+
+// mcschemaVersion is the served version ("v1alpha2").
+func mcschemaVersion() string {
+	_, v, _ := strings.Cut(mcschema.APIVersion(), "/")
+	return v
+}
+
+// kinds says which objects the CLI reads.
+func kinds() string {
+	return fmt.Sprintf("a %s (%s, kind %s: a claim or an upstream Flux Operator MiniCluster) or its composite resource (kind %s)",
+		v1alpha2.ClaimKind, v1alpha2.SchemeGroupVersion, v1alpha2.ClaimKind, v1alpha2.CompositeKind)
+}
+
+// describe names an object for a message: `apps/v1 Deployment "x"`.
+func describe(u *unstructured.Unstructured) string {
+	s := strings.TrimSpace(u.GetAPIVersion() + " " + u.GetKind())
+	if s == "" {
+		s = "an object without apiVersion and kind"
+	}
+	if n, ok := u.Object["metadata"].(map[string]any); ok {
+		if name, ok := n["name"].(string); ok && name != "" {
+			s += fmt.Sprintf(" %q", name)
+		}
+	}
+	return s
+}
+
+// FindMiniCluster returns the first MiniCluster claim or XMiniCluster of
+// objs. It refuses one of another API version (saying how to convert a
+// Flux Operator v1alpha1 MiniCluster) and one without metadata.name, and
+// says which kinds it reads when there is none. Other objects are ignored.
+func FindMiniCluster(objs []*unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var others []string
+	for _, obj := range objs {
+		gv, err := schema.ParseGroupVersion(obj.GetAPIVersion())
+		kind := obj.GetKind()
+		isOurs := kind == v1alpha2.ClaimKind || kind == v1alpha2.CompositeKind
+		switch {
+		case isOurs && err == nil && gv == v1alpha2.SchemeGroupVersion:
+		case isOurs && gv.Group == v1alpha2.Group && gv.Version == "v1alpha1":
+			return nil, fmt.Errorf("%s: this is a v1alpha1 MiniCluster of the Flux Operator: convert it to %s (see docs: %s) and set apiVersion: %s (the v1alpha1-only fields have no place in v1alpha2: %s)",
+				describe(obj), v1alpha2.SchemeGroupVersion, ConvertDocs, v1alpha2.SchemeGroupVersion, v1alpha1Only)
+		case isOurs && gv.Group == v1alpha2.Group:
+			return nil, fmt.Errorf("%s: version %q of the MiniCluster API is not served: only %s is (apiVersion: %s)",
+				describe(obj), gv.Version, v1alpha2.Version, v1alpha2.SchemeGroupVersion)
+		case isOurs:
+			return nil, fmt.Errorf("%s: apiVersion must be %s: this command reads %s", describe(obj), v1alpha2.SchemeGroupVersion, kinds())
+		default:
+			others = append(others, describe(obj))
+			continue
+		}
+		if obj.GetName() == "" {
+			return nil, fmt.Errorf("a %s needs metadata.name: it names the composite resource and every object composed for it (the Job, its pods, Services, ConfigMaps and the Secret)", kind)
+		}
+		return obj, nil
+	}
+	if len(others) == 0 {
+		return nil, fmt.Errorf("no object in the file: this command reads %s", kinds())
+	}
+	return nil, fmt.Errorf("no MiniCluster in the file (found %s): this command reads %s", strings.Join(others, ", "), kinds())
+}
+
+// Check does to obj, a MiniCluster claim or XMiniCluster as FindMiniCluster
+// returns it, what the API server does on create: it refuses unknown fields
+// (kubectl --validate=strict), applies the schema's defaults in place, and
+// validates metadata, the schema and its CEL rules. It returns nil or an
+// *InvalidError. No message quotes spec.flux.curveCert.
+func Check(ctx context.Context, obj *unstructured.Unstructured) error {
+	inv := &InvalidError{Kind: obj.GetKind(), Name: obj.GetName()}
+	if inv.Unknown = redactPaths(mcschema.Unknown(obj.Object)); len(inv.Unknown) > 0 {
+		return inv
+	}
+	mcschema.Default(obj.Object)
+	inv.Errs = append(inv.Errs, validateMeta(obj)...)
+	inv.Errs = append(inv.Errs, mcschema.Validate(ctx, obj.Object)...)
+	if len(inv.Errs) == 0 {
+		return nil
+	}
+	cert, _, _ := unstructured.NestedString(obj.Object, "spec", "flux", "curveCert")
+	for _, e := range inv.Errs {
+		redactFieldError(e, cert)
+	}
+	return inv
+}
+
+// validateMeta is the API server's metadata validation on create
+// (ValidateObjectMetaAccessor), after it has filled in what kubectl and
+// the REST handler would: the default namespace of a claim, no namespace
+// for the cluster-scoped composite.
+func validateMeta(obj *unstructured.Unstructured) field.ErrorList {
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": runtime.DeepCopyJSONValue(obj.Object["metadata"])}}
+	namespaced := obj.GetKind() == v1alpha2.ClaimKind
+	switch {
+	case !namespaced:
+		u.SetNamespace("")
+	case u.GetNamespace() == "":
+		u.SetNamespace("default")
+	}
+	return apivalidation.ValidateObjectMetaAccessor(u, namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+}
+
+// curveCertPath is the field whose value is a secret key.
+const curveCertPath = "spec.flux.curveCert"
+
+// redactPaths hides the keys of an object given as spec.flux.curveCert:
+// pruning reports them as unknown fields, and a key may be a secret key.
+func redactPaths(paths []string) []string {
+	out := paths[:0]
+	seen := false
+	for _, p := range paths {
+		if strings.HasPrefix(p, curveCertPath+".") || strings.HasPrefix(p, curveCertPath+"[") {
+			if seen {
+				continue
+			}
+			seen, p = true, curveCertPath+".<redacted>"
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// redactFieldError keeps the certificate out of a field error about it:
+// the bad value goes (unless it is a JSON type name, as in type errors),
+// and any copy of the text in the detail.
+func redactFieldError(e *field.Error, cert string) {
+	if e.Field != curveCertPath && !strings.HasPrefix(e.Field, curveCertPath+".") && !strings.HasPrefix(e.Field, curveCertPath+"[") {
+		return
+	}
+	switch v := e.BadValue.(type) {
+	case string:
+		switch v {
+		case "string", "integer", "number", "boolean", "object", "array", "null":
+		default:
+			e.BadValue = field.OmitValueType{}
+		}
+	case nil, field.OmitValueType:
+	default:
+		e.BadValue = field.OmitValueType{}
+	}
+	if cert != "" {
+		e.Detail = strings.ReplaceAll(e.Detail, cert, "<redacted>")
+	}
+}
+
+// quoted matches a Go-quoted string.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// minSecretPiece is the shortest quote of the certificate that is redacted.
+const minSecretPiece = 8
+
+// certWords are the words of a certificate that are never secret.
+var certWords = map[string]bool{"metadata": true, "curve": true, "public-key": true, "secret-key": true, "name": true, "keygen.hostname": true}
+
+// redactCertMessage removes from a message about spec.flux.curveCert every
+// quoted text of 8 bytes or more taken from the certificate (a key, a line,
+// part of either), except the section and key names. The function's
+// certificate parser may quote pieces of a malformed certificate; the CLI
+// never prints them. Shorter quotes (a misspelt section header) stay.
+func redactCertMessage(msg, cert string) string {
+	if cert == "" || !strings.Contains(msg, "curveCert") {
+		return msg
+	}
+	return quoted.ReplaceAllStringFunc(msg, func(q string) string {
+		s, err := strconv.Unquote(q)
+		if err != nil || len(s) < minSecretPiece || certWords[s] || !strings.Contains(cert, s) {
+			return q
+		}
+		return `"<redacted>"`
+	})
+}
