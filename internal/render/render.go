@@ -338,10 +338,16 @@ func Job(in Input) *batchv1.Job {
 	}
 	pod.Volumes = append(systemVolumes(in), userVolumes(s.Containers)...)
 
+	// The job controller, not the kubelet, restarts a crashed broker: the
+	// pod failure policy needs restartPolicy Never, and spec.pod.restartPolicy
+	// becomes how many times a broker is replaced (see JobLifecycle).
+	pod.RestartPolicy = corev1.RestartPolicyNever
+
 	var labels map[string]string
 	if len(s.JobLabels) > 0 {
 		labels = s.JobLabels
 	}
+	lc := JobLifecycle(mc, pod.Containers)
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: meta(in, mc.Name, labels),
@@ -349,7 +355,11 @@ func Job(in Input) *batchv1.Job {
 			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
 			Parallelism:           ptr.To(in.Size),
 			Completions:           ptr.To(in.Size),
-			BackoffLimit:          s.BackoffLimit,
+			BackoffLimitPerIndex:  lc.BackoffLimitPerIndex,
+			MaxFailedIndexes:      lc.MaxFailedIndexes,
+			PodFailurePolicy:      lc.PodFailurePolicy,
+			PodReplacementPolicy:  lc.PodReplacementPolicy,
+			SuccessPolicy:         lc.SuccessPolicy,
 			ActiveDeadlineSeconds: s.DeadlineSeconds,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: PodLabels(in), Annotations: emptyToNil(s.Pod.Annotations)},
@@ -359,7 +369,9 @@ func Job(in Input) *batchv1.Job {
 	}
 }
 
-// podSpec has what the Job's pods and the services Pod share.
+// podSpec has what the Job's pods and the services Pod share. Its
+// restartPolicy is the claim's, which the services Pod keeps; Job sets its
+// own (Never) for the brokers.
 func podSpec(in Input) corev1.PodSpec {
 	s := &in.MiniCluster.Spec
 	p := corev1.PodSpec{

@@ -1,0 +1,174 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+)
+
+// input plans the hello-world MiniCluster (flux-sample, size 4, one
+// container), changed by opts before defaulting, for namespace tenant-a.
+func input(t *testing.T, opts ...func(*v1alpha2.MiniCluster)) Input {
+	t.Helper()
+	mc := &v1alpha2.MiniCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "flux-sample", Namespace: "tenant-a"},
+		Spec: v1alpha2.MiniClusterSpec{
+			Size:       ptr.To[int32](4),
+			Containers: []v1alpha2.MiniClusterContainer{{Image: "rockylinux:9", Command: "echo hello world"}},
+		},
+	}
+	for _, o := range opts {
+		o(mc)
+	}
+	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
+	p, errs := plan.New(mc, plan.Facts{Namespace: "tenant-a"})
+	if len(errs) > 0 {
+		t.Fatalf("cannot plan the test MiniCluster: %v", errs)
+	}
+	return Input{Plan: p, CurveCert: []byte("cert")}
+}
+
+// wantLifecycle is what the Job of flux-sample says about how it ends, with
+// brokers replaced up to retries times each.
+func wantLifecycle(runner string, retries int32) Lifecycle {
+	return Lifecycle{
+		BackoffLimitPerIndex: ptr.To(retries),
+		MaxFailedIndexes:     ptr.To[int32](0),
+		PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+			{
+				Action: batchv1.PodFailurePolicyActionFailJob,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: ptr.To(runner),
+					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+					Values:        []int32{entrypoint.JobFailedExitCode},
+				},
+			},
+			{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			},
+		}},
+		PodReplacementPolicy: ptr.To(batchv1.Failed),
+		SuccessPolicy:        &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededIndexes: ptr.To("0")}}},
+	}
+}
+
+func lifecycleOf(job *batchv1.Job) Lifecycle {
+	s := &job.Spec
+	return Lifecycle{
+		BackoffLimitPerIndex: s.BackoffLimitPerIndex,
+		MaxFailedIndexes:     s.MaxFailedIndexes,
+		PodFailurePolicy:     s.PodFailurePolicy,
+		PodReplacementPolicy: s.PodReplacementPolicy,
+		SuccessPolicy:        s.SuccessPolicy,
+	}
+}
+
+func TestJobLifecycle(t *testing.T) {
+	type want struct {
+		lifecycle     Lifecycle
+		restartPolicy corev1.RestartPolicy
+		backoffLimit  *int32
+	}
+	cases := map[string]struct {
+		reason string
+		opts   []func(*v1alpha2.MiniCluster)
+		want   want
+	}{
+		"Defaults": {
+			reason: "By default (restartPolicy OnFailure, backoffLimit 100) a crashed broker is replaced up to 100 times, the lead's failed job fails the Job, a disruption does not count, and the lead's success completes it. The Job's own backoffLimit is left to the API server.",
+			want:   want{lifecycle: wantLifecycle("flux-sample", 100), restartPolicy: corev1.RestartPolicyNever},
+		},
+		"OnFailureBackoffLimit": {
+			reason: "spec.backoffLimit is how many times each broker is replaced.",
+			opts:   []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) { m.Spec.BackoffLimit = ptr.To[int32](3) }},
+			want:   want{lifecycle: wantLifecycle("flux-sample", 3), restartPolicy: corev1.RestartPolicyNever},
+		},
+		"OnFailureBackoffLimitZero": {
+			reason: "backoffLimit 0 replaces no broker: the first crash fails the Job.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.BackoffLimit = ptr.To[int32](0)
+				m.Spec.Pod.RestartPolicy = "OnFailure"
+			}},
+			want: want{lifecycle: wantLifecycle("flux-sample", 0), restartPolicy: corev1.RestartPolicyNever},
+		},
+		"Never": {
+			reason: "restartPolicy Never replaces no crashed broker, whatever spec.backoffLimit says; the pods still use Never.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.Pod.RestartPolicy = "Never"
+				m.Spec.BackoffLimit = ptr.To[int32](7)
+			}},
+			want: want{lifecycle: wantLifecycle("flux-sample", 0), restartPolicy: corev1.RestartPolicyNever},
+		},
+		"RunnerAfterSidecar": {
+			reason: "The exit code rule names the runner container (named after the MiniCluster), not the first container.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.Containers = []v1alpha2.MiniClusterContainer{
+					{Name: "sidecar", Image: "nginx"},
+					{Name: "app", Image: "rockylinux:9", Command: "hostname", RunFlux: true},
+				}
+			}},
+			want: want{lifecycle: wantLifecycle("flux-sample", 100), restartPolicy: corev1.RestartPolicyNever},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := Job(input(t, tc.opts...))
+			got := want{lifecycle: lifecycleOf(job), restartPolicy: job.Spec.Template.Spec.RestartPolicy, backoffLimit: job.Spec.BackoffLimit}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nJob(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			// The API server refuses a FailJob rule naming a container the
+			// pods do not have.
+			runner := *job.Spec.PodFailurePolicy.Rules[0].OnExitCodes.ContainerName
+			found := false
+			for _, c := range job.Spec.Template.Spec.Containers {
+				found = found || c.Name == runner
+			}
+			if !found {
+				t.Errorf("%s\nthe FailJob rule names container %q, which the pod template does not have", tc.reason, runner)
+			}
+		})
+	}
+}
+
+func TestServicesPodRestartPolicy(t *testing.T) {
+	cases := map[string]struct {
+		reason        string
+		restartPolicy string
+		want          corev1.RestartPolicy
+	}{
+		"OnFailure": {
+			reason:        "The services Pod is a plain Pod: the kubelet restarts its failed containers, as spec.pod.restartPolicy says.",
+			restartPolicy: "OnFailure",
+			want:          corev1.RestartPolicyOnFailure,
+		},
+		"Never": {
+			reason:        "restartPolicy Never is the services Pod's too.",
+			restartPolicy: "Never",
+			want:          corev1.RestartPolicyNever,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := input(t, func(m *v1alpha2.MiniCluster) {
+				m.Spec.Pod.RestartPolicy = tc.restartPolicy
+				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres"}}
+			})
+			if got := ServicesPod(in).Spec.RestartPolicy; got != tc.want {
+				t.Errorf("%s\nservices Pod restartPolicy %q, want %q", tc.reason, got, tc.want)
+			}
+			if got := Job(in).Spec.Template.Spec.RestartPolicy; got != corev1.RestartPolicyNever {
+				t.Errorf("%s\nJob pods restartPolicy %q, want Never (the pod failure policy needs it)", tc.reason, got)
+			}
+		})
+	}
+}

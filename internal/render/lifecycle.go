@@ -1,0 +1,95 @@
+package render
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
+)
+
+// LeadIndex is the completion index of the lead broker (rank 0).
+const LeadIndex = "0"
+
+// Lifecycle is how the Job of a MiniCluster ends, in the fields of the Job
+// API of Kubernetes 1.31 and later (podFailurePolicy is GA in 1.31,
+// successPolicy and backoffLimitPerIndex are beta and on by default there):
+//
+//   - The job fails on the lead: the lead's runner exits with
+//     entrypoint.JobFailedExitCode, which the pod failure policy turns into a
+//     failed Job (FailJob), so the MiniCluster ends Failed instead of
+//     restarting a lead that would wait for followers that have exited.
+//   - The job succeeds: the lead (index 0) succeeds, and the success policy
+//     completes the Job even while followers are still shutting down.
+//   - A broker crashes (any other failure of any pod): the job controller
+//     replaces that pod, up to BackoffLimitPerIndex times for each index;
+//     one more failure of that index fails the Job (MaxFailedIndexes 0): a
+//     cluster that lost a broker for good would otherwise run until its
+//     deadline.
+//   - A pod is disrupted (node drain, preemption, eviction: the pod has the
+//     DisruptionTarget condition): it is replaced and does not count.
+//
+// spec.pod.restartPolicy says whether crashed brokers are replaced: OnFailure
+// (the default) replaces each broker up to spec.backoffLimit times; Never
+// does not replace it, so the first crash fails the Job. The Job's own
+// backoffLimit (the total over all indexes) is left to the API server, which
+// defaults it to the maximum when backoffLimitPerIndex is set.
+type Lifecycle struct {
+	BackoffLimitPerIndex *int32
+	MaxFailedIndexes     *int32
+	PodFailurePolicy     *batchv1.PodFailurePolicy
+	PodReplacementPolicy *batchv1.PodReplacementPolicy
+	SuccessPolicy        *batchv1.SuccessPolicy
+}
+
+// JobLifecycle returns the lifecycle fields of a MiniCluster's Job whose pods
+// run containers (the runner among them, named by container()).
+func JobLifecycle(mc *v1alpha2.MiniCluster, containers []corev1.Container) Lifecycle {
+	s := &mc.Spec
+	retries := int32(0)
+	if s.Pod.RestartPolicy != string(corev1.RestartPolicyNever) && s.BackoffLimit != nil {
+		retries = *s.BackoffLimit
+	}
+	var rules []batchv1.PodFailurePolicyRule
+	if runner := RunnerName(mc, containers); runner != "" {
+		rules = append(rules, batchv1.PodFailurePolicyRule{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To(runner),
+				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+				Values:        []int32{entrypoint.JobFailedExitCode},
+			},
+		})
+	}
+	rules = append(rules, batchv1.PodFailurePolicyRule{
+		Action: batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{
+			Type:   corev1.DisruptionTarget,
+			Status: corev1.ConditionTrue,
+		}},
+	})
+	return Lifecycle{
+		BackoffLimitPerIndex: ptr.To(retries),
+		MaxFailedIndexes:     ptr.To[int32](0),
+		PodFailurePolicy:     &batchv1.PodFailurePolicy{Rules: rules},
+		// The only value a pod failure policy allows, stated because it
+		// matters: a broker's replacement starts only once the old pod has
+		// stopped, so two pods never claim the same host name.
+		PodReplacementPolicy: ptr.To(batchv1.Failed),
+		SuccessPolicy: &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{
+			SucceededIndexes: ptr.To(LeadIndex),
+		}}},
+	}
+}
+
+// RunnerName is the name of the Flux runner among a pod's containers (the
+// rendered ones, in the order of spec.containers), or "" when there is none.
+func RunnerName(mc *v1alpha2.MiniCluster, containers []corev1.Container) string {
+	for i, c := range mc.Spec.Containers {
+		if c.RunFlux && i < len(containers) {
+			return containers[i].Name
+		}
+	}
+	return ""
+}
