@@ -17,7 +17,10 @@ import (
 // Ready says whether a composed resource is ready. Crossplane takes only the
 // function's word for it, and the MiniCluster is Ready when all are.
 //   - The Job is ready once enough brokers are up (ready pods >= quorum),
-//     or when it has completed.
+//     and stays ready once it has succeeded (SuccessCriteriaMet, then
+//     Complete), while the job controller stops the followers. A Job that
+//     failed (FailureTarget, then Failed) is not ready, whatever pods are
+//     still up: the phase and the Finished condition say why.
 //   - The services Pod is ready when it runs (or ran) its containers.
 //   - Everything else is ready as soon as it exists.
 func Ready(name string, o resource.ObservedComposed, quorum int32) resource.Ready {
@@ -40,7 +43,10 @@ func ready(name string, o resource.ObservedComposed, job *batchv1.Job, quorum in
 		if job == nil {
 			return resource.ReadyFalse
 		}
-		if jobCondition(job, batchv1.JobComplete) || (job.Status.Ready != nil && *job.Status.Ready >= quorum) {
+		switch {
+		case jobFailed(job):
+			return resource.ReadyFalse
+		case jobSucceeded(job), job.Status.Ready != nil && *job.Status.Ready >= quorum:
 			return resource.ReadyTrue
 		}
 		return resource.ReadyFalse
