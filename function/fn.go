@@ -62,6 +62,8 @@ type Function struct {
 	// validCerts are certificates already validated (see validCert).
 	certsMu    sync.Mutex
 	validCerts map[string]struct{}
+
+	specs specChecker
 }
 
 // Option configures a Function.
@@ -84,7 +86,7 @@ func New(o ...Option) *Function {
 }
 
 // RunFunction composes the objects of one MiniCluster.
-func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, response.DefaultTTL)
 
 	in := &v1beta1.Input{}
@@ -101,6 +103,13 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 	log := f.log.WithValues("xr", oxr.Resource.GetName())
+
+	// The rules the XRD states, exactly as the API server applies them
+	// (defaults included); plan.New adds what a schema cannot say.
+	if errs := f.specs.check(ctx, req.GetObserved().GetComposite().GetResource().GetFields()["spec"], oxr.Resource.UnstructuredContent()); len(errs) > 0 {
+		fatal(rsp, errors.New(FormatErrors(errs)))
+		return rsp, nil
+	}
 
 	mc, ns, err := Decode(oxr.Resource.UnstructuredContent())
 	if err != nil {

@@ -94,12 +94,12 @@ func TestRunFunctionFatal(t *testing.T) {
 		"SizeZero": {
 			reason: "size 0 is refused, naming the field.",
 			xr:     xr(`{"size":0,"containers":[{"image":"x","command":"y"}]}`, ""),
-			want:   []string{"spec.size", "at least 1"},
+			want:   []string{"spec.size", "greater than or equal to 1"},
 		},
 		"TwoRunners": {
-			reason: "Two flux runners are refused, naming both containers.",
+			reason: "Two flux runners are refused by the schema's rule, naming the list.",
 			xr:     xr(`{"size":2,"containers":[{"name":"a","image":"x","runFlux":true},{"name":"b","image":"y","runFlux":true}]}`, ""),
-			want:   []string{"spec.containers", "spec.containers[0]", "spec.containers[1]", "exactly one"},
+			want:   []string{"spec.containers", "exactly one container with runFlux: true"},
 		},
 		"MaxSizeBelowSize": {
 			reason: "maxSize below size is refused, saying how to fix it.",

@@ -129,6 +129,10 @@ func FuzzRunFunction(f *testing.F) {
 // here-document end, non-ASCII.
 const hostile = "a'b\"c $(id) `id` ${HOME} $HOME \\ ; & | < > # * ? [x] ~ ! {a,b} %s %% \n EOF\n'\"'\"\t é🚀"
 
+// batchHostile is hostile with every line's quotes closed: in batch mode
+// each line is one job, split into words on its own.
+const batchHostile = "x \"$(id)\" '`id`' ${HOME} \\; & | < > # * ? [x] ~ ! {a,b} %s %%\n EOF\n'\"' \"'\" \t é🚀"
+
 // hostileSeeds are valid claims with hostile strings in every field that
 // reaches a script.
 func hostileSeeds() [][]byte {
@@ -150,7 +154,7 @@ func hostileSeeds() [][]byte {
 		{"size": 2, "interactive": true, "containers": []any{runner}},
 		{"size": 2, "containers": []any{script, sidecar}},
 		{"size": 2, "containers": []any{map[string]any{"image": "x", "launcher": true, "command": hostile}}},
-		{"size": 2, "containers": []any{map[string]any{"image": "x", "batch": true, "command": "a\nb " + hostile}}},
+		{"size": 2, "containers": []any{map[string]any{"image": "x", "batch": true, "command": "a\nb " + batchHostile}}},
 	}
 	var out [][]byte
 	for _, s := range specs {

@@ -273,7 +273,7 @@ func TestParseErrorType(t *testing.T) {
 	var pe *ParseError
 	require.True(t, errors.As(err, &pe))
 	assert.Equal(t, 2, pe.Line)
-	assert.Equal(t, `line 2: metadata key "foo_bar" has a character Flux does not accept: '_' (keys may contain only letters, digits, '-' and '.')`, err.Error())
+	assert.Equal(t, `line 2: the metadata key has a character Flux does not accept: '_' at column 8 (keys may contain only letters, digits, '-' and '.')`, err.Error())
 }
 
 func BenchmarkGenerateMarshal(b *testing.B) {

@@ -110,11 +110,8 @@ func (p *parser) line(n int, line string) error {
 		if strings.Contains(stripped, "=") {
 			return lineErr(n, `key = "value" lines must be indented by a space or tab`)
 		}
-		// Short words are safe to echo and usually a misspelt header; anything
-		// longer could be a pasted key, so it is not repeated back.
-		if len(stripped) <= 20 {
-			return lineErr(n, "unknown section %q; Flux accepts only \"metadata\" and \"curve\"", stripped)
-		}
+		// Nothing of the line is repeated back: it could be part of a pasted
+		// key, and the message ends up in the claim's conditions.
 		return lineErr(n, "unexpected text at the beginning of the line; only the section headers \"metadata\" and \"curve\" may be unindented")
 	}
 	if p.section == "" {
@@ -144,12 +141,12 @@ func splitKV(n int, line, section string) (key, val string, valCol int, err erro
 		return "", "", 0, lineErr(n, "missing key before '='")
 	}
 	if i := badKeyChar(key); i >= 0 {
-		return "", "", 0, lineErr(n, "%s key %q has a character Flux does not accept: %s (%s)", section, key, describeByte(key[i]), keyCharsHint)
+		return "", "", 0, lineErr(n, "the %s key has a character Flux does not accept: %s at column %d (%s)", section, describeByte(key[i]), strings.Index(line, key)+i+1, keyCharsHint)
 	}
 	rest := line[eq+1:]
 	quoted := strings.Trim(rest, " \t")
 	if len(quoted) < 2 || quoted[0] != '"' || quoted[len(quoted)-1] != '"' {
-		return "", "", 0, lineErr(n, "value of %q must be enclosed in double quotes, with nothing after the closing quote", key)
+		return "", "", 0, lineErr(n, "the value must be enclosed in double quotes, with nothing after the closing quote")
 	}
 	start := eq + 1 + (len(rest) - len(strings.TrimLeft(rest, " \t"))) + 1
 	return key, quoted[1 : len(quoted)-1], start + 1, nil
@@ -157,16 +154,16 @@ func splitKV(n int, line, section string) (key, val string, valCol int, err erro
 
 func (p *parser) metadata(n int, key, val string, valCol int) error {
 	if i := badValueChar(val); i >= 0 {
-		return lineErr(n, "metadata value of %q has a character Flux does not accept: %s at column %d (%s)", key, describeByte(val[i]), valCol+i, valueCharsHint)
+		return lineErr(n, "the metadata value has a character Flux does not accept: %s at column %d (%s)", describeByte(val[i]), valCol+i, valueCharsHint)
 	}
 	if prev, ok := p.meta[key]; ok {
-		return lineErr(n, "duplicate metadata key %q (first on line %d)", key, prev)
+		return lineErr(n, "duplicate metadata key (first on line %d)", prev)
 	}
 	// The line as written may be shorter than Marshal's rendering of it (tab
 	// indent, no spaces around '='); holding both to the limit means a parsed
 	// certificate can always be written out again.
 	if l := metaLineLen(KV{key, val}); l > maxLineLen {
-		return lineErr(n, "metadata entry %q is too long: written as `    key = \"value\"` it takes %d bytes, and Flux reads at most %d bytes per line", key, l, maxLineLen)
+		return lineErr(n, "the metadata entry is too long: written as `    key = \"value\"` it takes %d bytes, and Flux reads at most %d bytes per line", l, maxLineLen)
 	}
 	p.meta[key] = n
 	p.cert.Metadata = append(p.cert.Metadata, KV{Key: key, Value: val})
@@ -182,7 +179,7 @@ func (p *parser) curve(n int, key, val string, valCol int) error {
 	case "secret-key":
 		dst, seen = &p.cert.SecretKey, &p.secLine
 	default:
-		return lineErr(n, "unknown key %q in the curve section; Flux accepts only \"public-key\" and \"secret-key\"", key)
+		return lineErr(n, "unknown key in the curve section; Flux accepts only \"public-key\" and \"secret-key\"")
 	}
 	if *seen != 0 {
 		return lineErr(n, "duplicate %s (first on line %d)", key, *seen)

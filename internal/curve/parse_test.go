@@ -115,7 +115,7 @@ func TestParseRejects(t *testing.T) {
 		"CanonicalLineTooLong": {
 			reason: "A compact line that fits but could not be written back by Marshal is refused.",
 			text:   lines("metadata", nameLine, "\tnote=\""+strings.Repeat("a", 246)+"\"", "curve", pubLine, secLine),
-			want:   want{line: 3, err: "line 3: metadata entry \"note\" is too long: written as `    key = \"value\"` it takes 259 bytes, and Flux reads at most 254 bytes per line"},
+			want:   want{line: 3, err: "line 3: the metadata entry is too long: written as `    key = \"value\"` it takes 259 bytes, and Flux reads at most 254 bytes per line"},
 		},
 		"ControlCharacter": {
 			reason: "Vertical tab, form feed and the like are refused rather than treated as white space.",
@@ -135,12 +135,12 @@ func TestParseRejects(t *testing.T) {
 		"UnknownSection": {
 			reason: "Only metadata and curve are sections; names are case-sensitive.",
 			text:   lines("Metadata", nameLine, "curve", pubLine, secLine),
-			want:   want{line: 1, err: `line 1: unknown section "Metadata"; Flux accepts only "metadata" and "curve"`},
+			want:   want{line: 1, err: `line 1: unexpected text at the beginning of the line; only the section headers "metadata" and "curve" may be unindented`},
 		},
 		"SectionWithColon": {
 			reason: "A YAML habit.",
 			text:   lines("metadata:", nameLine, "curve", pubLine, secLine),
-			want:   want{line: 1, err: `line 1: unknown section "metadata:"; Flux accepts only "metadata" and "curve"`},
+			want:   want{line: 1, err: `line 1: unexpected text at the beginning of the line; only the section headers "metadata" and "curve" may be unindented`},
 		},
 		"LongUnindentedText": {
 			reason: "Long unindented text is refused without echoing it, as it may be key material.",
@@ -180,67 +180,67 @@ func TestParseRejects(t *testing.T) {
 		"UnderscoreInKey": {
 			reason: "Keys allow only letters, digits, '-' and '.'.",
 			text:   lines("metadata", nameLine, "", "", "", "", `    foo_bar = "x"`, "curve", pubLine, secLine),
-			want:   want{line: 7, err: `line 7: metadata key "foo_bar" has a character Flux does not accept: '_' (keys may contain only letters, digits, '-' and '.')`},
+			want:   want{line: 7, err: `line 7: the metadata key has a character Flux does not accept: '_' at column 8 (keys may contain only letters, digits, '-' and '.')`},
 		},
 		"SpaceInKey": {
 			reason: "Spaces inside a key are not trimmed away.",
 			text:   lines("metadata", nameLine, `    keygen hostname = "x"`, "curve", pubLine, secLine),
-			want:   want{line: 3, err: `line 3: metadata key "keygen hostname" has a character Flux does not accept: ' ' (keys may contain only letters, digits, '-' and '.')`},
+			want:   want{line: 3, err: `line 3: the metadata key has a character Flux does not accept: ' ' at column 11 (keys may contain only letters, digits, '-' and '.')`},
 		},
 		"CurveKeyBadChar": {
 			reason: "Curve keys are held to the same character rules.",
 			text:   lines("metadata", nameLine, "curve", `    public_key = "`+samplePublic+`"`, secLine),
-			want:   want{line: 4, err: `line 4: curve key "public_key" has a character Flux does not accept: '_' (keys may contain only letters, digits, '-' and '.')`},
+			want:   want{line: 4, err: `line 4: the curve key has a character Flux does not accept: '_' at column 11 (keys may contain only letters, digits, '-' and '.')`},
 		},
 		"Unquoted": {
 			reason: "Values must be in double quotes.",
 			text:   lines("metadata", `    name = flux-sample`, "curve", pubLine, secLine),
-			want:   want{line: 2, err: `line 2: value of "name" must be enclosed in double quotes, with nothing after the closing quote`},
+			want:   want{line: 2, err: `line 2: the value must be enclosed in double quotes, with nothing after the closing quote`},
 		},
 		"SingleQuoted": {
 			reason: "Only double quotes count.",
 			text:   lines("metadata", `    name = 'flux-sample'`, "curve", pubLine, secLine),
-			want:   want{line: 2, err: `line 2: value of "name" must be enclosed in double quotes, with nothing after the closing quote`},
+			want:   want{line: 2, err: `line 2: the value must be enclosed in double quotes, with nothing after the closing quote`},
 		},
 		"LoneQuote": {
 			reason: "A single quote character is not a quoted value.",
 			text:   lines("metadata", `    name = "`, "curve", pubLine, secLine),
-			want:   want{line: 2, err: `line 2: value of "name" must be enclosed in double quotes, with nothing after the closing quote`},
+			want:   want{line: 2, err: `line 2: the value must be enclosed in double quotes, with nothing after the closing quote`},
 		},
 		"TrailingComment": {
 			reason: "Flux has no end-of-line comments: the value must end the line.",
 			text:   lines("metadata", nameLine+` # the name`, "curve", pubLine, secLine),
-			want:   want{line: 2, err: `line 2: value of "name" must be enclosed in double quotes, with nothing after the closing quote`},
+			want:   want{line: 2, err: `line 2: the value must be enclosed in double quotes, with nothing after the closing quote`},
 		},
 		"UnderscoreInValue": {
 			reason: "'_' is not in flux-core's value set, a common surprise for names.",
 			text:   lines("metadata", `    name = "flux_sample"`, "curve", pubLine, secLine),
-			want:   want{line: 2, err: `line 2: metadata value of "name" has a character Flux does not accept: '_' at column 17 (values may contain only letters, digits, space, tab and .-:+=^!/*?&<>()[]{}@%$#)`},
+			want:   want{line: 2, err: `line 2: the metadata value has a character Flux does not accept: '_' at column 17 (values may contain only letters, digits, space, tab and .-:+=^!/*?&<>()[]{}@%$#)`},
 		},
 		"CommaInValue": {
 			reason: "',' is not allowed either.",
 			text:   lines("metadata", nameLine, `	hosts = "a,b"`, "curve", pubLine, secLine),
-			want:   want{line: 3, err: `line 3: metadata value of "hosts" has a character Flux does not accept: ',' at column 12 (values may contain only letters, digits, space, tab and .-:+=^!/*?&<>()[]{}@%$#)`},
+			want:   want{line: 3, err: `line 3: the metadata value has a character Flux does not accept: ',' at column 12 (values may contain only letters, digits, space, tab and .-:+=^!/*?&<>()[]{}@%$#)`},
 		},
 		"QuoteInValue": {
 			reason: "ZPL has no escapes; an inner quote is refused.",
 			text:   lines("metadata", `    name = "a"b"`, "curve", pubLine, secLine),
-			want:   want{line: 2, err: `line 2: metadata value of "name" has a character Flux does not accept: '"' at column 14 (values may contain only letters, digits, space, tab and .-:+=^!/*?&<>()[]{}@%$#)`},
+			want:   want{line: 2, err: `line 2: the metadata value has a character Flux does not accept: '"' at column 14 (values may contain only letters, digits, space, tab and .-:+=^!/*?&<>()[]{}@%$#)`},
 		},
 		"NonASCIIValue": {
 			reason: "Only ASCII letters count as alphanumeric.",
 			text:   lines("metadata", `    name = "café"`, "curve", pubLine, secLine),
-			want:   want{line: 2, err: `line 2: metadata value of "name" has a character Flux does not accept: byte 0xc3 (non-ASCII) at column 16 (values may contain only letters, digits, space, tab and .-:+=^!/*?&<>()[]{}@%$#)`},
+			want:   want{line: 2, err: `line 2: the metadata value has a character Flux does not accept: byte 0xc3 (non-ASCII) at column 16 (values may contain only letters, digits, space, tab and .-:+=^!/*?&<>()[]{}@%$#)`},
 		},
 		"DuplicateMetadata": {
 			reason: "flux-core fails with EEXIST on a repeated metadata key.",
 			text:   lines("metadata", nameLine, `    name = "other"`, "curve", pubLine, secLine),
-			want:   want{line: 3, err: `line 3: duplicate metadata key "name" (first on line 2)`},
+			want:   want{line: 3, err: `line 3: duplicate metadata key (first on line 2)`},
 		},
 		"UnknownCurveKey": {
 			reason: "The curve section holds only the two keys.",
 			text:   lines("metadata", nameLine, "curve", pubLine, secLine, `    private-key = "x"`),
-			want:   want{line: 6, err: `line 6: unknown key "private-key" in the curve section; Flux accepts only "public-key" and "secret-key"`},
+			want:   want{line: 6, err: `line 6: unknown key in the curve section; Flux accepts only "public-key" and "secret-key"`},
 		},
 		"DuplicatePublicKey": {
 			reason: "Flux would let the second win silently.",

@@ -336,6 +336,7 @@ type PodSecurityContext struct {
 // +kubebuilder:validation:XValidation:rule="has(self.completeWorkers) == has(oldSelf.completeWorkers)",message="spec.flux.completeWorkers is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.topology) == has(oldSelf.topology)",message="spec.flux.topology is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.curveCert) == has(oldSelf.curveCert)",message="spec.flux.curveCert is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="!has(self.curveCert) || !has(oldSelf.curveCert) || self.curveCert == oldSelf.curveCert",message="spec.flux.curveCert is immutable once the MiniCluster exists: every broker must keep the same certificate",fieldPath=".curveCert"
 // +kubebuilder:validation:XValidation:rule="has(self.curveCertSecret) == has(oldSelf.curveCertSecret)",message="spec.flux.curveCertSecret is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.scheduler) == has(oldSelf.scheduler)",message="spec.flux.scheduler is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.brokerConfig) == has(oldSelf.brokerConfig)",message="spec.flux.brokerConfig is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
@@ -415,10 +416,11 @@ type FluxSpec struct {
 
 	// CurveCert is a CURVE certificate (ZPL text, as written by flux keygen)
 	// to use instead of a generated one. It is stored only in the
-	// <name>-curve-cert Secret.
+	// <name>-curve-cert Secret. Its immutability rule is on FluxSpec (with
+	// fieldPath .curveCert): on the string itself, the API server would quote
+	// the new certificate, secret key included, in its error.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.curveCert is immutable once the MiniCluster exists: every broker must keep the same certificate"
 	CurveCert string `json:"curveCert,omitempty"`
 
 	// CurveCertSecret names a Secret in the claim's namespace whose key
