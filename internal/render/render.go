@@ -20,9 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
-	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
 // Names of the composed resources, stable across renders: Crossplane matches
@@ -38,46 +37,17 @@ const (
 	KeyContainerServicePrefix = "service-"
 )
 
-// Volume names the MiniCluster itself uses in its pods.
-const (
-	VolumeSoftware   = "spack-software"
-	VolumeHome       = "flux-operator-home"
-	VolumeEntrypoint = "flux-entrypoint"
-	VolumeCurveCert  = "flux-curve-cert"
-)
-
-// Labels on the broker pods. The first three are upstream's, kept so that
-// selectors users wrote for the Flux Operator still match.
-const (
-	LabelApp       = "app"
-	LabelName      = "app.kubernetes.io/name"
-	LabelSelector  = "hpa-selector"
-	LabelNamespace = "namespace"
-	LabelJobName   = "job-name"
-	// LabelCompletionIndex is set on Indexed Job pods by Kubernetes (1.28+);
-	// it replaces upstream's job-index label patching, which a function
-	// cannot do.
-	LabelCompletionIndex = "batch.kubernetes.io/job-completion-index"
-)
-
 // BrokerPort is the port of the broker overlay network.
 const BrokerPort = 8050
 
-// Input is what one render depends on.
+// Input is what one render depends on: a checked plan (every user mistake
+// was found while it was made, so rendering cannot fail) and the CURVE
+// certificate.
 type Input struct {
-	// MiniCluster, defaulted and validated.
-	MiniCluster *v1alpha2.MiniCluster
-	// Namespace for every object: the claim's.
-	Namespace string
+	*plan.Plan
 	// CurveCert is the certificate text for the <name>-curve-cert Secret.
 	// Unused when the claim names its own Secret (flux.curveCertSecret).
 	CurveCert []byte
-	// MaximumSize is fixed when the cluster is created; hosts are sized to it.
-	MaximumSize int32
-	// Size is the number of pods to run now (spec.size, clamped).
-	Size int32
-	// ImagePullSecrets the platform adds to every pod.
-	ImagePullSecrets []string
 }
 
 // Object is one composed object and its stable resource name.
@@ -86,66 +56,10 @@ type Object struct {
 	Object runtime.Object
 }
 
-// Names of a MiniCluster's objects.
-func EntrypointName(mc *v1alpha2.MiniCluster) string { return mc.Name + "-entrypoint" }
-
-// CurveSecretName is the Secret holding the CURVE certificate.
-func CurveSecretName(mc *v1alpha2.MiniCluster) string {
-	if mc.Spec.Flux.CurveCertSecret != "" {
-		return mc.Spec.Flux.CurveCertSecret
-	}
-	return mc.Name + "-curve-cert"
-}
-
-// LeadBrokerServiceName is the root's NodePort Service.
-func LeadBrokerServiceName(mc *v1alpha2.MiniCluster) string { return mc.Name + "-lead-broker" }
-
-// ServicesPodName is the Pod of spec.services.
-func ServicesPodName(mc *v1alpha2.MiniCluster) string { return mc.Name + "-services" }
-
-// Selector selects the broker pods, for the scale subresource.
-func Selector(mc *v1alpha2.MiniCluster) string { return LabelSelector + "=" + mc.Name }
-
-// Hosts is the instance's host list, in rank order.
-func Hosts(mc *v1alpha2.MiniCluster, maximumSize int32) hostlist.Hosts {
-	b := &mc.Spec.Flux.Bursting
-	clusters := make([]hostlist.Cluster, 0, len(b.Clusters))
-	for _, c := range b.Clusters {
-		clusters = append(clusters, hostlist.Cluster{Name: c.Name, Size: c.Size})
-	}
-	switch {
-	case b.Hostlist != "":
-		return hostlist.Custom(b.Hostlist)
-	case b.LeadBroker != nil:
-		lb := b.LeadBroker
-		return hostlist.Burst(hostlist.Lead{Address: lb.Address, Name: lb.Name, Size: lb.Size, Port: lb.Port}, clusters)
-	default:
-		return hostlist.Root(mc.Name, maximumSize, clusters)
-	}
-}
-
-// Quorum is the number of brokers the lead waits for: minSize when set,
-// else the current size whenever the host list declares more hosts than
-// that (room to grow, or bursting), else 0 (all hosts, Flux's default).
-func Quorum(mc *v1alpha2.MiniCluster, size, maximumSize int32) int32 {
-	if mc.Spec.MinSize > 0 {
-		return mc.Spec.MinSize
-	}
-	b := &mc.Spec.Flux.Bursting
-	if maximumSize > size || len(b.Clusters) > 0 || b.Hostlist != "" {
-		return size
-	}
-	return 0
-}
-
 // Render returns every object of the MiniCluster.
-func Render(in Input) ([]Object, error) {
+func Render(in Input) []Object {
 	mc := in.MiniCluster
-	cm, err := ConfigMap(in)
-	if err != nil {
-		return nil, err
-	}
-	objs := []Object{{Name: KeyEntrypoint, Object: cm}}
+	objs := []Object{{Name: KeyEntrypoint, Object: ConfigMap(in)}}
 	if mc.Spec.Flux.CurveCertSecret == "" {
 		objs = append(objs, Object{Name: KeyCurveCert, Object: CurveSecret(in)})
 	}
@@ -153,69 +67,33 @@ func Render(in Input) ([]Object, error) {
 	for _, svc := range ContainerServices(in) {
 		objs = append(objs, Object{Name: KeyContainerServicePrefix + svc.Name, Object: svc})
 	}
-	if len(mc.Spec.Flux.Bursting.Clusters) > 0 && mc.Spec.Flux.Bursting.LeadBroker == nil {
+	if plan.ComposesLeadBroker(mc) {
 		objs = append(objs, Object{Name: KeyLeadBroker, Object: LeadBrokerService(in)})
 	}
 	if len(mc.Spec.Services) > 0 {
 		objs = append(objs, Object{Name: KeyServicesPod, Object: ServicesPod(in)})
 	}
-	objs = append(objs, Object{Name: KeyJob, Object: Job(in)})
-	return objs, nil
+	return append(objs, Object{Name: KeyJob, Object: Job(in)})
 }
 
 // ConfigMap holds broker.toml, the host list and every script.
-func ConfigMap(in Input) (*corev1.ConfigMap, error) {
-	mc := in.MiniCluster
-	hosts := Hosts(mc, in.MaximumSize)
-	plan := entrypoint.Plan{Name: mc.Name, Size: in.Size, Quorum: Quorum(mc, in.Size, in.MaximumSize)}
-
-	broker := mc.Spec.Flux.BrokerConfig
-	if broker == "" {
-		b, err := brokerconfig.Build(brokerconfig.Options{
-			MountPath:   mc.Spec.Flux.Container.MountPath,
-			Service:     mc.Spec.Network.HeadlessName,
-			Namespace:   in.Namespace,
-			Hosts:       hosts,
-			QueuePolicy: mc.Spec.Flux.Scheduler.QueuePolicy,
-		}).Marshal()
-		if err != nil {
-			return nil, err
-		}
-		broker = string(b)
-	}
-
-	data := map[string]string{
-		entrypoint.BrokerConfigKey: broker,
-		entrypoint.HostlistKey:     hosts.All,
-		entrypoint.InitKey:         entrypoint.Init(mc, plan),
-	}
-	for i := range mc.Spec.Containers {
-		c := &mc.Spec.Containers[i]
-		switch {
-		case c.RunFlux:
-			commands, errs := entrypoint.Prepare(mc, i, in.Size)
-			if len(errs) > 0 {
-				return nil, errs.ToAggregate()
-			}
-			runner := plan
-			runner.Commands = commands
-			data[entrypoint.RunnerKey(i)] = entrypoint.Runner(mc, i, runner)
-		case !c.NoWrapEntrypoint:
-			data[entrypoint.SidecarKey(i)] = entrypoint.Sidecar(mc, i, plan)
-		}
+func ConfigMap(in Input) *corev1.ConfigMap {
+	data := make(map[string]string, len(in.Files))
+	for k, v := range in.Files {
+		data[k] = v
 	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: meta(in, EntrypointName(mc), nil),
+		ObjectMeta: meta(in, in.Names.Entrypoint, nil),
 		Data:       data,
-	}, nil
+	}
 }
 
 // CurveSecret holds the CURVE certificate, the instance's only secret.
 func CurveSecret(in Input) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: meta(in, CurveSecretName(in.MiniCluster), nil),
+		ObjectMeta: meta(in, in.Names.CurveSecret, nil),
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{entrypoint.CurveFile: in.CurveCert},
 	}
@@ -229,13 +107,13 @@ func BrokerService(in Input) *corev1.Service {
 	mc := in.MiniCluster
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: meta(in, mc.Spec.Network.HeadlessName, nil),
+		ObjectMeta: meta(in, in.Names.Service, nil),
 	}
 	if mc.Spec.Flux.MinimalService {
 		svc.Spec = corev1.ServiceSpec{
 			Type:                     corev1.ServiceTypeClusterIP,
 			PublishNotReadyAddresses: true,
-			Selector:                 map[string]string{LabelJobName: mc.Name, LabelCompletionIndex: "0"},
+			Selector:                 map[string]string{plan.LabelJobName: mc.Name, plan.LabelCompletionIndex: "0"},
 			Ports:                    []corev1.ServicePort{brokerPort()},
 		}
 		return svc
@@ -243,7 +121,7 @@ func BrokerService(in Input) *corev1.Service {
 	svc.Spec = corev1.ServiceSpec{
 		ClusterIP:                corev1.ClusterIPNone,
 		PublishNotReadyAddresses: true,
-		Selector:                 map[string]string{LabelJobName: mc.Name},
+		Selector:                 map[string]string{plan.LabelJobName: mc.Name},
 	}
 	return svc
 }
@@ -256,11 +134,11 @@ func LeadBrokerService(in Input) *corev1.Service {
 	port.NodePort = mc.Spec.Flux.Bursting.LeadBrokerService.NodePort
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: meta(in, LeadBrokerServiceName(mc), nil),
+		ObjectMeta: meta(in, in.Names.LeadBroker, nil),
 		Spec: corev1.ServiceSpec{
 			Type:                     corev1.ServiceTypeNodePort,
 			PublishNotReadyAddresses: true,
-			Selector:                 map[string]string{LabelJobName: mc.Name, LabelCompletionIndex: "0"},
+			Selector:                 map[string]string{plan.LabelJobName: mc.Name, plan.LabelCompletionIndex: "0"},
 			Ports:                    []corev1.ServicePort{port},
 		},
 	}
@@ -284,7 +162,7 @@ func ContainerServices(in Input) []*corev1.Service {
 			ObjectMeta: meta(in, c.Name, nil),
 			Spec: corev1.ServiceSpec{
 				Type:     corev1.ServiceTypeClusterIP,
-				Selector: map[string]string{LabelName: mc.Name},
+				Selector: map[string]string{plan.LabelName: mc.Name},
 			},
 		}
 		for _, p := range c.Ports {
@@ -308,10 +186,10 @@ func PodLabels(in Input) map[string]string {
 	for k, v := range mc.Spec.Pod.Labels {
 		l[k] = v
 	}
-	l[LabelNamespace] = in.Namespace
-	l[LabelApp] = "flux-operator"
-	l[LabelName] = mc.Name
-	l[LabelSelector] = mc.Name
+	l[plan.LabelNamespace] = in.Namespace
+	l[plan.LabelApp] = "flux-operator"
+	l[plan.LabelName] = mc.Name
+	l[plan.LabelSelector] = mc.Name
 	return l
 }
 
@@ -413,7 +291,7 @@ func affinity(mc *v1alpha2.MiniCluster) *corev1.Affinity {
 	var a corev1.Affinity
 	if !s.Network.DisableAffinity {
 		sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-			Key: LabelName, Operator: metav1.LabelSelectorOpIn, Values: []string{mc.Name},
+			Key: plan.LabelName, Operator: metav1.LabelSelectorOpIn, Values: []string{mc.Name},
 		}}}
 		// Soft rules: one zone for a fast network, one pod per node so each
 		// broker gets a node's worth of resources.
@@ -518,9 +396,9 @@ func initContainer(in Input) corev1.Container {
 		Resources:       resources(f.Container.Resources),
 		SecurityContext: securityContext(f.Container.SecurityContext),
 		VolumeMounts: []corev1.VolumeMount{
-			{Name: VolumeHome, MountPath: entrypoint.HomeDir},
+			{Name: plan.VolumeHome, MountPath: entrypoint.HomeDir},
 			{Name: f.Container.Name, MountPath: f.Container.MountPath},
-			{Name: VolumeEntrypoint, MountPath: entrypoint.Dir, ReadOnly: true},
+			{Name: plan.VolumeEntrypoint, MountPath: entrypoint.Dir, ReadOnly: true},
 		},
 	}
 }
@@ -542,17 +420,17 @@ func container(in Input, i int) corev1.Container {
 		Ports:           containerPorts(c.Ports),
 		Env:             env(c),
 		VolumeMounts: append([]corev1.VolumeMount{
-			{Name: VolumeHome, MountPath: entrypoint.HomeDir},
+			{Name: plan.VolumeHome, MountPath: entrypoint.HomeDir},
 			{Name: f.Container.Name, MountPath: f.Container.MountPath},
-			{Name: VolumeEntrypoint, MountPath: entrypoint.Dir, ReadOnly: true},
-			{Name: VolumeSoftware, MountPath: entrypoint.SoftwareDir},
+			{Name: plan.VolumeEntrypoint, MountPath: entrypoint.Dir, ReadOnly: true},
+			{Name: plan.VolumeSoftware, MountPath: entrypoint.SoftwareDir},
 		}, userMounts(c)...),
 	}
 	switch {
 	case c.RunFlux:
 		out.Name = mc.Name
 		out.Command = []string{"/bin/bash", entrypoint.Dir + "/" + entrypoint.RunnerKey(i)}
-		out.VolumeMounts = append(out.VolumeMounts, corev1.VolumeMount{Name: VolumeCurveCert, MountPath: entrypoint.CurveDir, ReadOnly: true})
+		out.VolumeMounts = append(out.VolumeMounts, corev1.VolumeMount{Name: plan.VolumeCurveCert, MountPath: entrypoint.CurveDir, ReadOnly: true})
 		// Ready means this pod's broker is up: its local socket exists.
 		out.ReadinessProbe = &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
@@ -607,17 +485,17 @@ func env(c *v1alpha2.MiniClusterContainer) []corev1.EnvVar {
 func systemVolumes(in Input) []corev1.Volume {
 	mc := in.MiniCluster
 	return []corev1.Volume{
-		{Name: VolumeSoftware, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: VolumeHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: plan.VolumeSoftware, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: plan.VolumeHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: mc.Spec.Flux.Container.Name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: VolumeEntrypoint, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: EntrypointName(mc)},
+		{Name: plan.VolumeEntrypoint, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: in.Names.Entrypoint},
 			DefaultMode:          ptr.To[int32](0o755),
 		}}},
 		// World-readable so a container of any uid can copy it; the runner
 		// installs its own 0600 copy for the broker.
-		{Name: VolumeCurveCert, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName:  CurveSecretName(mc),
+		{Name: plan.VolumeCurveCert, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  in.Names.CurveSecret,
 			Items:       []corev1.KeyToPath{{Key: entrypoint.CurveFile, Path: entrypoint.CurveFile}},
 			DefaultMode: ptr.To[int32](0o444),
 		}}},
@@ -676,18 +554,11 @@ func keyToPaths(items map[string]string) []corev1.KeyToPath {
 	return out
 }
 
-// EmptyDirDefaultPath is where an emptyDir volume without a path is mounted.
-const EmptyDirDefaultPath = "/dev/shm"
-
 func userMounts(c *v1alpha2.MiniClusterContainer) []corev1.VolumeMount {
 	var out []corev1.VolumeMount
 	for _, name := range v1alpha2.SortedKeys(c.Volumes) {
 		v := c.Volumes[name]
-		p := v.Path
-		if p == "" && v.EmptyDir {
-			p = EmptyDirDefaultPath
-		}
-		out = append(out, corev1.VolumeMount{Name: name, MountPath: p, ReadOnly: v.ReadOnly})
+		out = append(out, corev1.VolumeMount{Name: name, MountPath: plan.MountPath(v), ReadOnly: v.ReadOnly})
 	}
 	return out
 }
@@ -698,10 +569,10 @@ func ServicesPod(in Input) *corev1.Pod {
 	mc := in.MiniCluster
 	s := &mc.Spec
 	labels := PodLabels(in)
-	delete(labels, LabelSelector) // not a broker: keep it out of the scale selector
-	labels[LabelJobName] = mc.Name
+	delete(labels, plan.LabelSelector) // not a broker: keep it out of the scale selector
+	labels[plan.LabelJobName] = mc.Name
 	pod := podSpec(in)
-	pod.Hostname = ServicesPodName(mc)
+	pod.Hostname = in.Names.ServicesPod
 	pod.Subdomain = s.Network.HeadlessName
 	pod.SetHostnameAsFQDN = ptr.To(false)
 	for i := range s.Services {
@@ -728,7 +599,7 @@ func ServicesPod(in Input) *corev1.Pod {
 	pod.Volumes = userVolumes(s.Services)
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: ServicesPodName(mc), Namespace: in.Namespace, Labels: labels, Annotations: emptyToNil(s.Pod.Annotations)},
+		ObjectMeta: metav1.ObjectMeta{Name: in.Names.ServicesPod, Namespace: in.Namespace, Labels: labels, Annotations: emptyToNil(s.Pod.Annotations)},
 		Spec:       pod,
 	}
 }
