@@ -51,7 +51,7 @@ lint: ## gofmt and go vet.
 test-unit: ## Unit, script, CLI and generated-file tests.
 	@$(TOOLS) install shellcheck controller-gen czmq
 	MC_SHELLCHECK="$$($(TOOLS) path shellcheck)" MC_CONTROLLER_GEN="$$($(TOOLS) path controller-gen)" CURVE_CZMQ_TEST=1 \
-		go test $(GO_TEST_FLAGS) ./apis/... ./internal/... ./function/... ./cmd/... ./hack/...
+		go test $(GO_TEST_FLAGS) ./apis/... ./internal/... ./function/... ./cmd/... ./hack/... ./test/badclaims/... ./test/corpus/...
 
 .PHONY: test-render
 test-render: build ## Render every example with the Crossplane CLI and compare with the goldens.

@@ -464,6 +464,11 @@ func TestRunFunctionWarnings(t *testing.T) {
 			spec:   `{"size":2,"interactive":true,"containers":[{"image":"x","command":"echo hi"}]}`,
 			want:   "spec.containers[0].command is not run",
 		},
+		"SidecarBrokerHook": {
+			reason: "A broker hook on a container that does not run Flux does nothing, and says so.",
+			spec:   `{"size":2,"containers":[{"image":"x","command":"y","runFlux":true},{"name":"side","image":"x","commands":{"brokerPre":"echo hi"}}]}`,
+			want:   "spec.containers[1].commands.brokerPre has no effect",
+		},
 		"PodResources": {
 			reason: "pod.resources going to overhead is explained.",
 			spec:   `{"size":2,"pod":{"runtimeClassName":"kata","resources":{"cpu":"1"}},"containers":[{"image":"x","command":"y"}]}`,

@@ -33,6 +33,22 @@ func Warnings(mc *v1alpha2.MiniCluster) []string {
 		if c.RunFlux && c.Batch && s.Flux.SubmitCommand != "" {
 			out = append(out, fmt.Sprintf("spec.flux.submitCommand has no effect: spec.containers[%d] runs in batch mode", i))
 		}
+		if !c.RunFlux {
+			// A sidecar's wrapper runs commands.init, commands.servicePre, its
+			// command or commands.script, and commands.post.
+			for _, set := range []struct {
+				name string
+				on   bool
+			}{
+				{"commands.pre", c.Commands.Pre != ""}, {"commands.brokerPre", c.Commands.BrokerPre != ""},
+				{"commands.workerPre", c.Commands.WorkerPre != ""}, {"commands.prefix", c.Commands.Prefix != ""},
+				{"launcher", c.Launcher}, {"batch", c.Batch}, {"batchRaw", c.BatchRaw},
+			} {
+				if set.on {
+					out = append(out, fmt.Sprintf("spec.containers[%d].%s has no effect: the container does not run Flux (runFlux is not set); a sidecar runs commands.init, commands.servicePre, its command and commands.post", i, set.name))
+				}
+			}
+		}
 	}
 	return out
 }

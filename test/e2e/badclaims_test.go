@@ -140,7 +140,7 @@ func badCheckSchemaLayer(t *testing.T, r *badClaimRun) {
 		t.Fatalf("%s\nthe API server refuses the claim, but the CLI composes it; the server says: %s", r.c.Reason, badShorten(server, 1500))
 	}
 	for _, l := range lines {
-		if !strings.Contains(r.cli, l) {
+		if !strings.Contains(r.cli, celValueOf134.Replace(l)) {
 			t.Errorf("%s\nthe API server's field error is not in the CLI's message\n server: %s\n    CLI: %s", r.c.Reason, badShorten(l, 800), badShorten(r.cli, 1500))
 		}
 	}
@@ -200,6 +200,12 @@ func pollBadClaims(t *testing.T, c client.Client, runs []*badClaimRun) int {
 	}
 	return pending
 }
+
+// celValueOf134 drops what kube-apiserver 1.34 writes as the value of a
+// failed CEL rule on an object ("object"); 1.35's validators, which the CLI
+// runs, write no value there. The rule, its field and its message are the
+// same.
+var celValueOf134 = strings.NewReplacer(`Invalid value: "object": `, "Invalid value: ")
 
 // badServerFieldErrors are the field errors of an API server's refusal, each
 // as field.Error.Error() writes it ("spec.size: Invalid value: ..."), which
