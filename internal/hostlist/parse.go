@@ -202,3 +202,14 @@ func (l List) Each(fn func(host string) bool) {
 		}
 	}
 }
+
+// Expand returns every host of the list s in rank order.
+func Expand(s string) ([]string, error) {
+	l, err := Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, l.Len())
+	l.Each(func(h string) bool { out = append(out, h); return true })
+	return out, nil
+}

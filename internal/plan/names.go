@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -162,11 +161,6 @@ func fieldValue(p *field.Path, mc *v1alpha2.MiniCluster, derived string) string 
 	return derived
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// sortedKeys lists a map's keys in order, so that errors come out the same
+// way every time.
+func sortedKeys[V any](m map[string]V) []string { return v1alpha2.SortedKeys(m) }

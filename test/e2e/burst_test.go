@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
+	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
@@ -686,45 +686,13 @@ func checkSameRanks(t *testing.T, rootCP *harness.ControlPlane, rootNS, root str
 	t.Logf("root and burst agree on %d ranks; rank 0 is %s / %s", len(r), r[0], b[0])
 }
 
-var rangeRE = regexp.MustCompile(`^(.*)-\[(\d+)-(\d+)\]$`)
-
-// expandHostlist expands the host lists the function writes:
-// comma-separated names and name-[a-b] ranges.
+// expandHostlist expands a host list the function wrote.
 func expandHostlist(s string) []string {
-	var out []string
-	for _, part := range splitHostlist(s) {
-		m := rangeRE.FindStringSubmatch(part)
-		if m == nil {
-			out = append(out, strings.Trim(part, "[]"))
-			continue
-		}
-		a, _ := strconv.Atoi(m[2])
-		b, _ := strconv.Atoi(m[3])
-		for i := a; i <= b; i++ {
-			out = append(out, m[1]+"-"+strconv.Itoa(i))
-		}
+	hosts, err := hostlist.Expand(s)
+	if err != nil {
+		return []string{"<" + err.Error() + ">"}
 	}
-	return out
-}
-
-// splitHostlist splits at commas outside brackets.
-func splitHostlist(s string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, s[start:])
+	return hosts
 }
 
 // checkJobMountsSecret checks that a Job's pods mount a Secret.

@@ -2,7 +2,6 @@ package burst
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -221,29 +221,14 @@ func TestRootAndBurstAgreeOnRanks(t *testing.T) {
 	}
 }
 
-// expand lists every host of a Flux host list of name-[a-b] ranges.
+// expand lists every host of a Flux host list.
 func expand(t *testing.T, list string) []string {
 	t.Helper()
-	var out []string
-	for _, part := range strings.Split(list, ",") {
-		open := strings.Index(part, "[")
-		if open < 0 {
-			out = append(out, part)
-			continue
-		}
-		var lo, hi int
-		r := strings.TrimSuffix(part[open+1:], "]")
-		if _, err := fmt.Sscanf(r, "%d-%d", &lo, &hi); err != nil {
-			if _, err := fmt.Sscanf(r, "%d", &lo); err != nil {
-				t.Fatalf("cannot expand %q", part)
-			}
-			hi = lo
-		}
-		for i := lo; i <= hi; i++ {
-			out = append(out, fmt.Sprintf("%s%d", part[:open], i))
-		}
+	hosts, err := hostlist.Expand(list)
+	if err != nil {
+		t.Fatalf("cannot expand %q: %v", list, err)
 	}
-	return out
+	return hosts
 }
 
 func TestExternalLifecycle(t *testing.T) {
