@@ -32,8 +32,12 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 		s.Flux.Container.Name: "the Flux init container (spec.flux.container.name)",
 	})...)
 	errs = append(errs, checkContainerList(s.Services, field.NewPath("spec", "services"), true, nil)...)
-	if n := s.Flux.Container.Name; n == mc.Name {
+	switch n := s.Flux.Container.Name; {
+	case n == mc.Name:
 		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "name"), n, "is the MiniCluster's name, which the Flux runner's container takes: choose another name for the init container"))
+	case systemVolumes[n]:
+		// It also names the view's volume.
+		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "name"), n, "names the Flux view's volume too, and the MiniCluster already has a volume of this name: choose another name, such as flux-view"))
 	}
 	errs = append(errs, checkResources(s.Flux.Container.Resources, field.NewPath("spec", "flux", "container", "resources"))...)
 	errs = append(errs, checkSecurityContext(s.Flux.Container.SecurityContext, field.NewPath("spec", "flux", "container", "securityContext"))...)
@@ -194,10 +198,12 @@ func checkResources(r v1alpha2.ContainerResources, p *field.Path) field.ErrorLis
 		req := requests[k]
 		lim, ok := limits[k]
 		switch {
+		case !ok && (isExtended(k) || strings.HasPrefix(k, "hugepages-")):
+			errs = append(errs, field.Required(p.Child("limits").Key(k), fmt.Sprintf("Kubernetes does not overcommit %s: set its limit to the request (%s)", k, req.String())))
 		case ok && req.Cmp(lim) > 0:
 			errs = append(errs, field.Invalid(p.Child("requests").Key(k), req.String(), fmt.Sprintf("must be less than or equal to the %s limit (%s)", k, lim.String())))
-		case isExtended(k) && ok && req.Cmp(lim) != 0:
-			errs = append(errs, field.Invalid(p.Child("requests").Key(k), req.String(), "must equal its limit: Kubernetes does not overcommit extended resources such as GPUs"))
+		case (isExtended(k) || strings.HasPrefix(k, "hugepages-")) && req.Cmp(lim) != 0:
+			errs = append(errs, field.Invalid(p.Child("requests").Key(k), req.String(), "must equal its limit: Kubernetes does not overcommit extended resources such as GPUs, nor huge pages"))
 		}
 	}
 	return errs

@@ -198,7 +198,10 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 				}
 			}
 		}
-		if !found {
+		switch {
+		case len(b.Clusters) == 0:
+			errs = append(errs, field.Required(p.Child("clusters"), "a burst cluster (leadBroker set) must list the root's clusters, itself among them (an entry named "+mc.Name+"): its brokers find their ranks by their hostnames in that list"))
+		case !found:
 			errs = append(errs, field.Invalid(p.Child("clusters"), mc.Name, "a burst cluster must list the root's clusters, itself among them (an entry named "+mc.Name+"): its brokers find their ranks by their hostnames in that list"))
 		}
 	}

@@ -658,7 +658,7 @@ func invalidCases() map[string]invalidCase {
 			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
 				c.Volumes = map[string]v1alpha2.ContainerVolume{"a": {EmptyDir: true}, "b": {EmptyDir: true}}
 			})),
-			want: invalid{fields: []string{"spec.containers[0].volumes[b].path"}, msg: "mounted at /dev/shm"},
+			want: invalid{fields: []string{"spec.containers[0].volumes[b]"}, msg: "mounted at /dev/shm"},
 		},
 		"MountOverFluxView": {
 			reason: "A user mount over the Flux view hides it.",
@@ -738,6 +738,36 @@ func invalidCases() map[string]invalidCase {
 			reason: "The brokers find their ranks by hostname in the host list.",
 			args:   mc(withBursting(func(b *v1alpha2.Bursting) { b.Hostlist = "node-[0-3]" })),
 			want:   invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: "does not include \"flux-sample-0\""},
+		},
+		"FluxContainerNamedLikeSystemVolume": {
+			reason: "The init container's name is also the view volume's, which must not clash with the MiniCluster's own volumes.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Container.Name = "spack-software" })),
+			want:   invalid{fields: []string{"spec.flux.container.name"}, msg: "already has a volume of this name"},
+		},
+		"DNSPolicyNone": {
+			reason: "dnsPolicy None needs a dnsConfig, which a MiniCluster cannot set.",
+			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.DNSPolicy = "None" })),
+			want:   invalid{fields: []string{"spec.pod.dnsPolicy"}, msg: "supported values"},
+		},
+		"HostPIDAndShareProcessNamespace": {
+			reason: "Kubernetes refuses both at once.",
+			args: mc(withPod(func(p *v1alpha2.PodSpec) { p.HostPID = true }), withSpec(func(s *v1alpha2.MiniClusterSpec) {
+				s.ShareProcessNamespace = true
+			})),
+			want: invalid{fields: []string{"spec.shareProcessNamespace"}, msg: "drop one of them"},
+		},
+		"GPURequestWithoutLimit": {
+			reason: "Extended resources need a limit equal to the request.",
+			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
+				c.Resources.Requests = v1alpha2.ContainerResource{"nvidia.com/gpu": intstr.FromInt32(1)}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].resources.limits[nvidia.com/gpu]"}, msg: "set its limit to the request"},
+		},
+		"ViewMountPathOnPathlessEmptyDir": {
+			reason: "An emptyDir without a path goes to /dev/shm: the error names the volume, not a path the user never wrote.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Container.MountPath = "/dev/shm" }),
+				withVolume("shm", v1alpha2.ContainerVolume{EmptyDir: true})),
+			want: invalid{fields: []string{"spec.containers[0].volumes[shm]"}, msg: "an emptyDir without a path"},
 		},
 		"MinimalServiceWithTopology": {
 			reason: "Only the lead has a DNS name with minimalService, so the overlay must be flat.",

@@ -70,6 +70,14 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 			}
 		}
 	}
+	if pod.DNSPolicy == "None" {
+		// Kubernetes requires dnsConfig with it, which a MiniCluster does not
+		// have; the brokers also need cluster DNS to find each other.
+		errs = append(errs, field.NotSupported(p.Child("dnsPolicy"), pod.DNSPolicy, []string{"ClusterFirst", "ClusterFirstWithHostNet", "Default"}))
+	}
+	if pod.HostPID && s.ShareProcessNamespace {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "shareProcessNamespace"), true, "Kubernetes cannot share a pod's process namespace and the node's (spec.pod.hostPID) at once: drop one of them"))
+	}
 	if len(pod.Resources) > 0 && pod.RuntimeClassName == "" {
 		// The RuntimeClass admission plugin refuses pods that set overhead
 		// themselves: the Job would exist and never get a pod.

@@ -12,6 +12,9 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 )
 
+// systemVolumes are the volumes of every broker pod besides the view's.
+var systemVolumes = map[string]bool{VolumeSoftware: true, VolumeHome: true, VolumeEntrypoint: true, VolumeCurveCert: true}
+
 // EmptyDirDefaultPath is where an emptyDir volume without a path is
 // mounted.
 const EmptyDirDefaultPath = "/dev/shm"
@@ -27,7 +30,10 @@ func MountPath(v v1alpha2.ContainerVolume) string {
 // checkVolumes checks every volume's source. Volumes are shared by name
 // across a pod, so one name must mean one source.
 func checkVolumes(mc *v1alpha2.MiniCluster) field.ErrorList {
-	reserved := map[string]bool{VolumeSoftware: true, VolumeHome: true, VolumeEntrypoint: true, VolumeCurveCert: true, mc.Spec.Flux.Container.Name: true}
+	reserved := map[string]bool{mc.Spec.Flux.Container.Name: true}
+	for k := range systemVolumes {
+		reserved[k] = true
+	}
 	var errs field.ErrorList
 	for _, l := range []struct {
 		cs       []v1alpha2.MiniClusterContainer
@@ -179,18 +185,27 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 					continue
 				}
 				clean := path.Clean(mount)
+				// A path the user did not write is blamed on the volume.
+				pathField := vp.Child("path")
+				if v.Path == "" {
+					pathField = vp
+				}
 				if prev, ok := seen[clean]; ok {
 					what := "path"
 					if v.Path == "" {
 						what = "path (an emptyDir without a path is mounted at " + EmptyDirDefaultPath + ")"
 					}
-					errs = append(errs, duplicate(vp.Child("path"), mount, "volume "+prev+" of this container is mounted at the same "+what+": give each volume its own path"))
+					errs = append(errs, duplicate(pathField, mount, "volume "+prev+" of this container is mounted at the same "+what+": give each volume its own path"))
 					continue
 				}
 				seen[clean] = name
 				for _, r := range reserved {
 					if overlaps(clean, path.Clean(r)) {
-						errs = append(errs, field.Invalid(vp.Child("path"), mount, "overlaps "+r+", which the MiniCluster mounts for Flux: choose another path"))
+						what := "overlaps " + r
+						if v.Path == "" {
+							what = "is an emptyDir without a path, mounted at " + EmptyDirDefaultPath + ", which overlaps " + r
+						}
+						errs = append(errs, field.Invalid(pathField, mount, what+", which the MiniCluster mounts for Flux: choose another path"))
 					}
 				}
 			}

@@ -269,6 +269,13 @@ func (p *propRun) check(c *corpus.Claim) *propResult {
 	// b. What the CLI (and so the function) says.
 	out, err := cli.Render(ctx, cli.Options{Claim: y})
 	if err != nil {
+		// The CLI refuses outright what it cannot read as a claim (no
+		// metadata.name, say): right, when the server refuses it too for a
+		// reason the CLI names.
+		if serverErr != nil && propContainsAny(err.Error(), propServerPaths(serverErr)) {
+			res.fatal = err.Error()
+			return res
+		}
 		msg := err.Error()
 		if serverErr != nil {
 			// Refused, but as an error rather than a Fatal result.
