@@ -199,7 +199,7 @@ func checkResources(r v1alpha2.ContainerResources, p *field.Path) field.ErrorLis
 		lim, ok := limits[k]
 		switch {
 		case !ok && (isExtended(k) || strings.HasPrefix(k, "hugepages-")):
-			errs = append(errs, field.Required(p.Child("limits").Key(k), fmt.Sprintf("Kubernetes does not overcommit %s: set its limit to the request (%s)", k, req.String())))
+			errs = append(errs, field.Invalid(p.Child("requests").Key(k), req.String(), fmt.Sprintf("needs a limit: Kubernetes does not overcommit %s, so set limits[%s] to the same value", k, k)))
 		case ok && req.Cmp(lim) > 0:
 			errs = append(errs, field.Invalid(p.Child("requests").Key(k), req.String(), fmt.Sprintf("must be less than or equal to the %s limit (%s)", k, lim.String())))
 		case (isExtended(k) || strings.HasPrefix(k, "hugepages-")) && req.Cmp(lim) != 0:

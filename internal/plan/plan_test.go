@@ -761,7 +761,7 @@ func invalidCases() map[string]invalidCase {
 			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
 				c.Resources.Requests = v1alpha2.ContainerResource{"nvidia.com/gpu": intstr.FromInt32(1)}
 			})),
-			want: invalid{fields: []string{"spec.containers[0].resources.limits[nvidia.com/gpu]"}, msg: "set its limit to the request"},
+			want: invalid{fields: []string{"spec.containers[0].resources.requests[nvidia.com/gpu]"}, msg: "so set limits[nvidia.com/gpu] to the same value"},
 		},
 		"ViewMountPathOnPathlessEmptyDir": {
 			reason: "An emptyDir without a path goes to /dev/shm: the error names the volume, not a path the user never wrote.",

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+	"github.com/flux-framework/minicluster-crossplane/test/corpus"
 )
 
 // MinCases is the least number of bad claims the table must hold.
@@ -48,7 +49,7 @@ func TestCasesTable(t *testing.T) {
 		if !strings.Contains(c.Want, "spec.") && !strings.Contains(c.Want, "metadata.") && !strings.HasPrefix(c.Want, "spec:") {
 			t.Errorf("case %s: Want %q names no field path", c.Name, c.Want)
 		}
-		if len(FieldPaths(c.Want)) == 0 {
+		if len(corpus.FieldPaths(c.Want)) == 0 {
 			t.Errorf("case %s: Want %q has no field path", c.Name, c.Want)
 		}
 	}
@@ -114,15 +115,8 @@ func TestBadClaimsCLI(t *testing.T) {
 			if !c.Matches(msg) {
 				t.Errorf("%s\nFatal message does not contain the expected one\n want: %s\n  got: %s", c.Reason, c.Want, short(msg))
 			}
-			found := false
-			for _, p := range FieldPaths(msg) {
-				if InClaim(c.Claim, p) {
-					found = true
-					break
-				}
-			}
-			if !found {
-				t.Errorf("%s\nthe message names no field path of the claim (paths named: %q): %s", c.Reason, FieldPaths(msg), short(msg))
+			if _, ok := corpus.PresentPath(c.Claim, msg); !ok {
+				t.Errorf("%s\nthe message names no field path of the claim (paths named: %q): %s", c.Reason, corpus.FieldPaths(msg), short(msg))
 			}
 			for _, r := range out.Results {
 				if piece := SecretPiece(r, c.Secret); piece != "" {
