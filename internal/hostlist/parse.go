@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// maxHosts bounds what a parsed list may hold: more hosts than any
-// MiniCluster can have means a typo such as [0-99999999].
-const maxHosts = 1 << 20
+// MaxHosts bounds what a parsed list may hold: more hosts than any Flux
+// instance of MiniClusters can have means a typo such as [0-99999999]. It
+// also bounds the work of Missing.
+const MaxHosts = 1 << 20
 
 // List is a parsed Flux host list: entries such as flux-sample-[0-3,7],
 // login1 or node[01-12]-ib, in rank order.
@@ -43,8 +44,8 @@ func Parse(s string) (List, error) {
 			return List{}, err
 		}
 		total += e.count()
-		if total > maxHosts {
-			return List{}, fmt.Errorf("has more than %d hosts", maxHosts)
+		if total > MaxHosts {
+			return List{}, fmt.Errorf("has more than %d hosts", MaxHosts)
 		}
 		l.entries = append(l.entries, e)
 	}
@@ -195,7 +196,11 @@ func (l List) Each(fn func(host string) bool) {
 		}
 		for _, r := range e.ranges {
 			for n := r.lo; n <= r.hi; n++ {
-				if !fn(e.prefix + fmt.Sprintf("%0*d", r.width, n) + e.suffix) {
+				num := strconv.Itoa(n)
+				if len(num) < r.width {
+					num = strings.Repeat("0", r.width-len(num)) + num
+				}
+				if !fn(e.prefix + num + e.suffix) {
 					return
 				}
 			}
@@ -212,4 +217,28 @@ func Expand(s string) ([]string, error) {
 	out := make([]string, 0, l.Len())
 	l.Each(func(h string) bool { out = append(out, h); return true })
 	return out, nil
+}
+
+// Missing returns the first of the hosts <prefix>-0 … <prefix>-<n-1> that
+// none of lists holds, or "" when they hold them all. Its work is linear in
+// the hosts of the lists and n, whatever their shape.
+func Missing(prefix string, n int32, lists ...List) string {
+	seen := make([]bool, max(n, 0))
+	p := prefix + "-"
+	for _, l := range lists {
+		l.Each(func(h string) bool {
+			if rest, ok := strings.CutPrefix(h, p); ok {
+				if i, err := strconv.Atoi(rest); err == nil && i >= 0 && i < len(seen) && strconv.Itoa(i) == rest {
+					seen[i] = true
+				}
+			}
+			return true
+		})
+	}
+	for i, ok := range seen {
+		if !ok {
+			return p + strconv.Itoa(i)
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package hostlist
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,5 +86,57 @@ func TestRootParses(t *testing.T) {
 	want := []string{"flux-sample-0", "flux-sample-1", "flux-sample-2", "burst-0-0", "burst-0-1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Root(...).All parsed: -want, +got:\n%s", diff)
+	}
+}
+
+func TestMissing(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		lists  []string
+		n      int32
+		want   string
+	}{
+		"All":       {reason: "A range that holds every pod.", lists: []string{"flux-sample-[0-3]"}, n: 4, want: ""},
+		"Split":     {reason: "Pods may be spread over entries and lists.", lists: []string{"flux-sample-[0,2]", "x,flux-sample-1,flux-sample-[3-9]"}, n: 4, want: ""},
+		"Short":     {reason: "The first pod the lists lack.", lists: []string{"flux-sample-[0-2]"}, n: 4, want: "flux-sample-3"},
+		"Padded":    {reason: "flux-sample-01 is not flux-sample-1.", lists: []string{"flux-sample-[00-03]"}, n: 2, want: "flux-sample-0"},
+		"Prefix":    {reason: "Digits in the prefix continue the index.", lists: []string{"flux-sample-[0-9],flux-sample-1[0-1]"}, n: 12, want: ""},
+		"OtherName": {reason: "Another cluster's hosts do not count.", lists: []string{"burst-0-[0-3]"}, n: 1, want: "flux-sample-0"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var lists []List
+			for _, s := range tc.lists {
+				l, err := Parse(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lists = append(lists, l)
+			}
+			if got := Missing("flux-sample", tc.n, lists...); got != tc.want {
+				t.Errorf("%s\nMissing(...) = %q, want %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkMissingWorstCase is a list of many single numbers against the
+// largest cluster: linear, not hosts × entries.
+func BenchmarkMissingWorstCase(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("flux-sample-[")
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(i * 50))
+	}
+	sb.WriteString("]")
+	l, err := Parse(sb.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		_ = Missing("flux-sample", 100000, l)
 	}
 }

@@ -104,6 +104,7 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, p *field.Path) field.ErrorList 
 		return append(errs, field.Invalid(p, "<broker.toml>", "[bootstrap] hosts must be an array of tables such as { host = \"name-[0-3]\" }"))
 	}
 	var parsed []hostlist.List
+	total := 0
 	for i, h := range list {
 		entry, ok := h.(map[string]any)
 		if !ok {
@@ -121,24 +122,17 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, p *field.Path) field.ErrorList 
 			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d].host %s", i, err)))
 			continue
 		}
+		if total += l.Len(); total > hostlist.MaxHosts {
+			return append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts have more than %d hosts", hostlist.MaxHosts)))
+		}
 		parsed = append(parsed, l)
 	}
 	if len(errs) > 0 {
 		return errs
 	}
 	// Each broker finds its rank by its hostname.
-	for i := int32(0); i < mc.Spec.CreationMaximum(); i++ {
-		host := fmt.Sprintf("%s-%d", mc.Name, i)
-		found := false
-		for _, l := range parsed {
-			if l.Contains(host) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts do not include %q, the hostname of a broker of this cluster: list every pod %s-[0-%d]", host, mc.Name, mc.Spec.CreationMaximum()-1))}
-		}
+	if host := hostlist.Missing(mc.Name, mc.Spec.CreationMaximum(), parsed...); host != "" {
+		return field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts do not include %q, the hostname of a broker of this cluster: list every pod %s-[0-%d]", host, mc.Name, mc.Spec.CreationMaximum()-1))}
 	}
 	return nil
 }
@@ -211,11 +205,8 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		case err != nil:
 			errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, "is not a Flux host list: it "+err.Error()))
 		default:
-			for i := int32(0); i < plan.MaximumSize; i++ {
-				if host := fmt.Sprintf("%s-%d", mc.Name, i); !l.Contains(host) {
-					errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, fmt.Sprintf("does not include %q, the hostname of a broker of this cluster: start the list with %s", host, hostlist.Range(mc.Name, 0, plan.MaximumSize))))
-					break
-				}
+			if host := hostlist.Missing(mc.Name, plan.MaximumSize, l); host != "" {
+				errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, fmt.Sprintf("does not include %q, the hostname of a broker of this cluster: start the list with %s", host, hostlist.Range(mc.Name, 0, plan.MaximumSize))))
 			}
 		}
 	}

@@ -163,10 +163,13 @@ func TestBurst(t *testing.T) {
 		if _, err := lead.CreateNode(ctx(t), "node-b", nodeAddrB...); err != nil {
 			t.Fatal(err)
 		}
-		// A pod bound to a node without a kubelet never finishes a graceful
-		// delete: delete it as a node's eviction would end, at once. The job
-		// controller replaces it (same index), and the "scheduler" binds the
-		// new one to node-b.
+		// Play node-a's kubelet evicting the lead: the pod fails with the
+		// DisruptionTarget condition (the Job's pod failure policy ignores
+		// it) and, as nothing would finish a graceful delete without a
+		// kubelet, is deleted at once. The job controller replaces it (same
+		// index) once it has failed, and the "scheduler" binds the new one
+		// to node-b.
+		evictPod(t, lead, leadPod)
 		if err := lead.Client.Delete(ctx(t), leadPod, client.GracePeriodSeconds(0)); err != nil {
 			t.Fatal(err)
 		}

@@ -292,6 +292,21 @@ func indexPod(t *testing.T, cp *harness.ControlPlane, ns, job string, index int)
 // with 0) and the pod Succeeded (exitCode 0) or Failed.
 func terminatePod(t *testing.T, cp *harness.ControlPlane, p *corev1.Pod, exitCode int32) {
 	t.Helper()
+	terminatePodWith(t, cp, p, exitCode)
+}
+
+// evictPod ends a pod as the kubelet ends an eviction or a node drain: the
+// pod gets the DisruptionTarget condition, its containers are killed (137)
+// and it fails. The Job's pod failure policy does not count it.
+func evictPod(t *testing.T, cp *harness.ControlPlane, p *corev1.Pod) {
+	t.Helper()
+	terminatePodWith(t, cp, p, 137, corev1.PodCondition{
+		Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI", LastTransitionTime: metav1.Now(),
+	})
+}
+
+func terminatePodWith(t *testing.T, cp *harness.ControlPlane, p *corev1.Pod, exitCode int32, extra ...corev1.PodCondition) {
+	t.Helper()
 	before := p.DeepCopy()
 	now := metav1.Now()
 	phase, reason := corev1.PodSucceeded, "Completed"
@@ -305,6 +320,7 @@ func terminatePod(t *testing.T, cp *harness.ControlPlane, p *corev1.Pod, exitCod
 		{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now},
 		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now},
 	}
+	p.Status.Conditions = append(p.Status.Conditions, extra...)
 	p.Status.ContainerStatuses = nil
 	runner := p.Labels[batchv1.JobNameLabel] // the runner container is named after the MiniCluster
 	for _, c := range p.Spec.Containers {
