@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
@@ -37,8 +38,9 @@ const (
 	KeyContainerServicePrefix = "service-"
 )
 
-// BrokerPort is the port of the broker overlay network.
-const BrokerPort = 8050
+// BrokerPort is the port of the broker overlay network, the one broker.toml
+// binds.
+const BrokerPort = brokerconfig.DefaultPort
 
 // Input is what one render depends on: a checked plan (every user mistake
 // was found while it was made, so rendering cannot fail) and the CURVE
