@@ -194,6 +194,16 @@ func checkResources(r v1alpha2.ContainerResources, p *field.Path) field.ErrorLis
 	errs = append(errs, e...)
 	requests, e := checkResourceList(r.Requests, p.Child("requests"))
 	errs = append(errs, e...)
+	hugePages, cpuOrMemory := false, false
+	for _, rl := range []map[string]resource.Quantity{limits, requests} {
+		for k := range rl {
+			hugePages = hugePages || strings.HasPrefix(k, "hugepages-")
+			cpuOrMemory = cpuOrMemory || k == "cpu" || k == "memory"
+		}
+	}
+	if hugePages && !cpuOrMemory {
+		errs = append(errs, field.Forbidden(p, "huge pages need a cpu or memory request or limit in the same container: Kubernetes refuses them alone"))
+	}
 	for _, k := range sortedKeys(requests) {
 		req := requests[k]
 		lim, ok := limits[k]
@@ -234,6 +244,15 @@ func checkResourceList(rl v1alpha2.ContainerResource, p *field.Path) (map[string
 		if err != nil || q.Sign() < 0 {
 			errs = append(errs, field.Invalid(kp, v.String(), "must be a non-negative quantity such as 4, 500m or 2Gi"))
 			continue
+		}
+		if size, ok := strings.CutPrefix(k, "hugepages-"); ok {
+			page, err := resource.ParseQuantity(size)
+			switch {
+			case err != nil || page.Sign() <= 0:
+				errs = append(errs, field.Invalid(kp, k, "must name a huge page size such as hugepages-2Mi or hugepages-1Gi"))
+			case q.MilliValue()%1000 != 0 || q.Value()%page.Value() != 0:
+				errs = append(errs, field.Invalid(kp, v.String(), "must be a whole multiple of the page size "+size+", such as "+page.String()))
+			}
 		}
 		if isExtended(k) && q.MilliValue()%1000 != 0 {
 			errs = append(errs, field.Invalid(kp, v.String(), "must be a whole number: extended resources such as GPUs are not divisible"))

@@ -641,6 +641,22 @@ func invalidCases() map[string]invalidCase {
 			})),
 			want: invalid{fields: []string{"spec.containers[0].resources.limits[nvidia.com/gpu]"}, msg: "must be a whole number"},
 		},
+		"HugePagesAlone": {
+			reason: "Kubernetes refuses huge pages without a cpu or memory request or limit (found by the property test).",
+			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
+				c.Resources.Limits = v1alpha2.ContainerResource{"hugepages-2Mi": intstr.FromString("2Gi")}
+				c.Resources.Requests = v1alpha2.ContainerResource{"hugepages-2Mi": intstr.FromString("2Gi")}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].resources"}, msg: "huge pages need a cpu or memory request or limit"},
+		},
+		"HugePagesNotAPageMultiple": {
+			reason: "Huge pages come in whole pages (found by the property test).",
+			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
+				c.Resources.Limits = v1alpha2.ContainerResource{"hugepages-2Mi": intstr.FromString("3Mi"), "memory": intstr.FromString("1Gi")}
+				c.Resources.Requests = v1alpha2.ContainerResource{"hugepages-2Mi": intstr.FromString("3Mi")}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].resources.limits[hugepages-2Mi]", "spec.containers[0].resources.requests[hugepages-2Mi]"}, msg: "whole multiple of the page size 2Mi"},
+		},
 		"PodOverheadWithoutRuntimeClass": {
 			reason: "The RuntimeClass admission plugin refuses pods that set overhead themselves.",
 			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.Resources = v1alpha2.ContainerResource{"cpu": intstr.FromInt32(1)} })),
