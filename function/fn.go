@@ -169,34 +169,20 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composed resources"))
 		return rsp, nil
 	}
-	quorum := p.ReadyQuorum
-	// The objects go straight from their types into the response's protobuf
-	// values (see toStruct). Desired resources of earlier pipeline steps go
-	// through the SDK as before; the ones composed here replace any of the
-	// same name.
+	// Desired resources of earlier pipeline steps are kept; the ones composed
+	// here replace any of the same name.
 	job := observedJob(observed)
-	enc := &encoder{}
-	ours := make(map[string]*fnv1.Resource, len(objs))
 	for _, o := range objs {
-		s, err := enc.toStruct(o.Object)
+		u, err := toComposed(o.Object)
 		if err != nil {
-			var se structError
-			if errors.As(err, &se) {
-				response.Fatal(rsp, errors.Wrap(errors.Wrapf(se.err, "cannot create new Struct from %T", &composed.Unstructured{}), "cannot set desired composed resources"))
-				return rsp, nil
-			}
 			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s to a composed resource", o))
 			return rsp, nil
 		}
-		ours[o.Name] = &fnv1.Resource{Resource: s, Ready: readyProto(ready(o.Name, observed[resource.Name(o.Name)], job, quorum))}
-		delete(desired, resource.Name(o.Name))
+		desired[resource.Name(o.Name)] = &resource.DesiredComposed{Resource: u, Ready: ready(o.Name, observed[resource.Name(o.Name)], job, p.ReadyQuorum)}
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
 		return rsp, nil
-	}
-	for name, r := range ours {
-		rsp.Desired.Resources[name] = r
 	}
 
 	dxr, err := request.GetDesiredCompositeResource(req)

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
@@ -84,18 +83,6 @@ func observedJobOf(o resource.ObservedComposed) *batchv1.Job {
 		return nil
 	}
 	return job
-}
-
-// readyProto is the SDK's mapping of readiness to the protobuf enum.
-func readyProto(r resource.Ready) fnv1.Ready {
-	switch r {
-	case resource.ReadyTrue:
-		return fnv1.Ready_READY_TRUE
-	case resource.ReadyFalse:
-		return fnv1.Ready_READY_FALSE
-	default:
-		return fnv1.Ready_READY_UNSPECIFIED
-	}
 }
 
 func fromObserved(o resource.ObservedComposed, into any) error {
