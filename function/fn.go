@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -21,7 +19,6 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
@@ -44,12 +41,6 @@ const (
 	// ConditionScaled is false while spec.size exceeds the maximum size.
 	ConditionScaled = "Scaled"
 )
-
-func init() {
-	// composed.From needs to know the kinds of the objects it converts.
-	_ = corev1.AddToScheme(composed.Scheme)
-	_ = batchv1.AddToScheme(composed.Scheme)
-}
 
 // Function composes MiniClusters.
 type Function struct {
