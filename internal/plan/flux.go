@@ -36,7 +36,7 @@ var (
 	hostKeys      = map[string]bool{"host": true, "bind": true, "connect": true, "parent": true}
 )
 
-func checkFlux(mc *v1alpha2.MiniCluster) field.ErrorList {
+func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	f := &mc.Spec.Flux
 	p := field.NewPath("spec", "flux")
 	var errs field.ErrorList
@@ -50,7 +50,7 @@ func checkFlux(mc *v1alpha2.MiniCluster) field.ErrorList {
 		// Only rank 0 has a DNS name: every other broker must be its child.
 		if f.Topology != "" {
 			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService"))
-		} else if max := mc.Spec.CreationMaximum(); max > TBONFanout+1 {
+		} else if max := plan.MaximumSize; max > TBONFanout+1 {
 			errs = append(errs, field.Invalid(p.Child("minimalService"), true, fmt.Sprintf("gives only the lead broker a DNS name, and with more than %d brokers (this cluster has up to %d) Flux makes some brokers parents of others: remove minimalService", TBONFanout+1, max)))
 		}
 	}
@@ -64,14 +64,14 @@ func checkFlux(mc *v1alpha2.MiniCluster) field.ErrorList {
 	}
 	errs = append(errs, checkSecretName(f.CurveCertSecret, p.Child("curveCertSecret"))...)
 	if f.BrokerConfig != "" {
-		errs = append(errs, checkBrokerConfig(mc, p.Child("brokerConfig"))...)
+		errs = append(errs, checkBrokerConfig(mc, plan.MaximumSize, p.Child("brokerConfig"))...)
 	}
 	return errs
 }
 
 // checkBrokerConfig parses a user's broker.toml as Flux will and checks
 // that every broker of this cluster finds its hostname in it.
-func checkBrokerConfig(mc *v1alpha2.MiniCluster, p *field.Path) field.ErrorList {
+func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Path) field.ErrorList {
 	var doc map[string]any
 	if err := toml.Unmarshal([]byte(mc.Spec.Flux.BrokerConfig), &doc); err != nil {
 		var de *toml.DecodeError
@@ -131,8 +131,8 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, p *field.Path) field.ErrorList 
 		return errs
 	}
 	// Each broker finds its rank by its hostname.
-	if host := hostlist.Missing(mc.Name, mc.Spec.CreationMaximum(), parsed...); host != "" {
-		return field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts do not include %q, the hostname of a broker of this cluster: list every pod %s-[0-%d]", host, mc.Name, mc.Spec.CreationMaximum()-1))}
+	if host := hostlist.Missing(mc.Name, maximumSize, parsed...); host != "" {
+		return field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts do not include %q, the hostname of a broker of this cluster: list every pod %s-[0-%d]", host, mc.Name, maximumSize-1))}
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 	errs = append(errs, checkVolumes(mc)...)
 	errs = append(errs, checkMounts(mc)...)
 	errs = append(errs, checkPod(mc)...)
-	errs = append(errs, checkFlux(mc)...)
+	errs = append(errs, checkFlux(mc, p)...)
 	errs = append(errs, checkBursting(mc, p)...)
 	if len(errs) > 0 {
 		return nil, errs
