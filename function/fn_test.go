@@ -469,6 +469,11 @@ func TestRunFunctionWarnings(t *testing.T) {
 			spec:   `{"size":2,"containers":[{"image":"x","command":"y","runFlux":true},{"name":"side","image":"x","commands":{"brokerPre":"echo hi"}}]}`,
 			want:   "spec.containers[1].commands.brokerPre has no effect",
 		},
+		"ArchiveNotSaved": {
+			reason: "An archive path flux dump cannot write is only restored from, and says so.",
+			spec:   `{"size":2,"archive":{"path":"/state/archive.sqlite"},"containers":[{"image":"x","command":"y"}]}`,
+			want:   "spec.archive.path is restored from when it exists, but not saved",
+		},
 		"PodResources": {
 			reason: "pod.resources going to overhead is explained.",
 			spec:   `{"size":2,"pod":{"runtimeClassName":"kata","resources":{"cpu":"1"}},"containers":[{"image":"x","command":"y"}]}`,

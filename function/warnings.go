@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 )
 
 // Warnings are valid settings that probably do not do what the user
@@ -16,6 +17,9 @@ func Warnings(mc *v1alpha2.MiniCluster) []string {
 	}
 	if len(s.Pod.Resources) > 0 {
 		out = append(out, "spec.pod.resources becomes the pods' overhead, which a cluster admits only with a RuntimeClass that defines overhead; to request resources for Flux, set spec.containers[].resources")
+	}
+	if a := s.Archive.Path; a != "" && !entrypoint.DumpsArchive(a) {
+		out = append(out, "spec.archive.path is restored from when it exists, but not saved when the cluster finishes: flux dump writes only .tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz, .txz or .tar.zst archives")
 	}
 	if s.Flux.Arch != "" {
 		out = append(out, "spec.flux.arch has no effect: choose an arm Flux view with spec.flux.container.image instead")

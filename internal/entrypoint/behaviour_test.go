@@ -670,6 +670,18 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				return [][]string{encode(), start(mp, std(), nil, "-Scontent.restore="+filepath.Join(filepath.Dir(mp), "archive.tar"))}
 			},
 		},
+		"ArchiveRestoreOnly": {
+			reason:  "An archive flux dump cannot write (the operator's archive.sqlite) is restored when it exists, never dumped to: the dump would fail the shutdown.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "archive.sqlite")
+				_ = os.WriteFile(mc.Spec.Archive.Path, []byte("x"), 0o644)
+			},
+			want: func(mp string) [][]string {
+				archive := filepath.Join(filepath.Dir(mp), "archive.sqlite")
+				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.restore="+archive), submit(hello...))...)}
+			},
+		},
 		"ArchiveMissing": {
 			reason:  "A missing archive is not restored, only dumped to.",
 			command: "echo hello world",
@@ -775,11 +787,11 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			command: "echo hello world",
 			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
 				mc.Spec.Logging.Strict = true
-				mc.Spec.Archive.Path = filepath.Join(sb.root, "missing")
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "missing.tar")
 				mc.Spec.Flux.Environment = map[string]string{"X": "y"}
 			},
 			want: func(mp string) [][]string {
-				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.dump="+filepath.Join(filepath.Dir(mp), "missing")), submit(hello...))...)}
+				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.dump="+filepath.Join(filepath.Dir(mp), "missing.tar")), submit(hello...))...)}
 			},
 		},
 		"StrictWorker": {

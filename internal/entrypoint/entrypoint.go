@@ -513,7 +513,7 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) string {
 
 func lead(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer, l Layout, paths Paths, cmds Commands, m mode) {
 	quiet := mc.Spec.Logging.Quiet
-	if a := mc.Spec.Archive.Path; a != "" {
+	if a := mc.Spec.Archive.Path; DumpsArchive(a) {
 		s.line("# The lead broker dumps the instance's content there when it shuts down.")
 		s.line("mkdir -p %s", shell.Quote(path.Dir(a)))
 		s.line("brokerOptions+=(%s)", shell.Quote("-Scontent.dump="+a))

@@ -147,11 +147,11 @@ func TestRunnerInjection(t *testing.T) {
 		"ArchivePath": {
 			reason: "archive.path is tested and passed literally, to restore and to dump.",
 			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
-				mc.Spec.Archive.Path = filepath.Join(sb.root, hostile)
+				mc.Spec.Archive.Path = filepath.Join(sb.root, hostile+".tgz")
 				_ = os.WriteFile(mc.Spec.Archive.Path, []byte("x"), 0o644)
 			},
 			want: func(sb *sandbox) [][]string {
-				a := filepath.Join(sb.root, hostile)
+				a := filepath.Join(sb.root, hostile+".tgz")
 				return [][]string{encode(), start(sb.mp, std(), nil, cat(words("-Scontent.restore="+a, "-Scontent.dump="+a), submit(hello...))...)}
 			},
 		},
@@ -534,7 +534,7 @@ func TestDataFieldsStayData(t *testing.T) {
 			batch(mc) // the batch script uses it too
 		}},
 		"ArchivePath": {set: func(mc *v1alpha2.MiniCluster, sb *sandbox, v string) {
-			mc.Spec.Archive.Path = filepath.Join(sb.root, v, v)
+			mc.Spec.Archive.Path = filepath.Join(sb.root, v, v+".tar")
 		}},
 		"Wrap":           {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Flux.Wrap = v }},
 		"ConnectTimeout": {set: func(mc *v1alpha2.MiniCluster, _ *sandbox, v string) { mc.Spec.Flux.ConnectTimeout = &v }},

@@ -1,5 +1,7 @@
 package entrypoint
 
+import "strings"
+
 // JobFailedExitCode is what the lead broker's runner exits with when the
 // job (the initial program of flux start) fails. The Job's podFailurePolicy
 // turns exactly this code into a failed MiniCluster, so any other exit of a
@@ -7,3 +9,21 @@ package entrypoint
 // is retried instead. The job's own exit code goes to the pod's termination
 // message.
 const JobFailedExitCode = 42
+
+// dumpExtensions are the archive formats flux dump writes, chosen by the
+// file's extension (libarchive's archive_write_set_format_filter_by_ext).
+var dumpExtensions = []string{".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst"}
+
+// DumpsArchive tells whether the lead broker saves the content archive at
+// path when the cluster shuts down (-Scontent.dump): only when flux dump
+// can write that format. Any other path (the Flux Operator's examples use
+// archive.sqlite) is only restored from, as the operator did; dumping to it
+// would fail the shutdown and with it the job.
+func DumpsArchive(path string) bool {
+	for _, ext := range dumpExtensions {
+		if strings.HasSuffix(path, ext) {
+			return true
+		}
+	}
+	return false
+}
