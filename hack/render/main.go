@@ -14,7 +14,8 @@ import (
 
 func main() {
 	var o xrender.Options
-	flag.StringVar(&o.Example, "example", "examples/hello-world", "example directory (xr.yaml, composition.yaml, functions.yaml)")
+	flag.StringVar(&o.Example, "example", "examples/hello-world", "example directory (xr.yaml, optionally observed.yaml)")
+	flag.StringVar(&o.Compositions, "compositions", "compositions", "directory of composition.yaml and functions.yaml")
 	flag.StringVar(&o.Crossplane, "crossplane", "", "crossplane CLI binary")
 	flag.StringVar(&o.Core, "crossplane-core", "", "crossplane core binary (the render engine)")
 	flag.StringVar(&o.Function, "function", "bin/function", "function binary")

@@ -22,9 +22,11 @@ type Options struct {
 	Crossplane, Core string
 	// Function is the function binary; it is started for the render.
 	Function string
-	// Example is a directory with xr.yaml, composition.yaml, functions.yaml
-	// and, optionally, observed.yaml.
+	// Example is a directory with xr.yaml and, optionally, observed.yaml.
 	Example string
+	// Compositions is the directory of the one Composition and functions
+	// file every example renders with (the repository's compositions/).
+	Compositions string
 	// XRD is the CompositeResourceDefinition, so defaults of the schema apply.
 	XRD string
 	// Observed overrides the example's observed.yaml; "-" means none.
@@ -54,8 +56,8 @@ func Render(ctx context.Context, o Options) ([]byte, error) {
 
 	args := []string{"composition", "render",
 		filepath.Join(o.Example, "xr.yaml"),
-		filepath.Join(o.Example, "composition.yaml"),
-		filepath.Join(o.Example, "functions.yaml"),
+		filepath.Join(o.Compositions, "composition.yaml"),
+		filepath.Join(o.Compositions, "functions.yaml"),
 		"--crossplane-binary=" + o.Core,
 		"--function-annotations=render.crossplane.io/runtime-development-target=" + addr,
 		"--include-function-results",

@@ -36,6 +36,8 @@ func tools(t *testing.T) xrender.Options {
 		Core:       os.Getenv("MC_CROSSPLANE_CORE"),
 		Function:   os.Getenv("MC_FUNCTION"),
 		XRD:        "../../compositions/definition.yaml",
+
+		Compositions: "../../compositions",
 	}
 	if o.Crossplane == "" || o.Core == "" || o.Function == "" {
 		t.Skip("MC_CROSSPLANE, MC_CROSSPLANE_CORE and MC_FUNCTION are not set: run make test-render")
