@@ -348,9 +348,9 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				"#!/bin/bash\n"+
 					"flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-0.err\" --output=\"${FLUX_OUTPUT_DIR}/job-0.out\" echo one\n"+
 					"flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-2.err\" --output=\"${FLUX_OUTPUT_DIR}/job-2.out\" echo two\n"+
-					"flux queue idle\nflux jobs -a\n",
+					"flux queue idle\nflux jobs -a\n# The batch job fails, and with it the MiniCluster, when one of its jobs did.\nflux job wait --all\n",
 				func(logs string) [][]string {
-					return [][]string{sub(logs, "0", "echo", "one"), sub(logs, "2", "echo", "two"), {"queue", "idle"}, {"jobs", "-a"}}
+					return [][]string{sub(logs, "0", "echo", "one"), sub(logs, "2", "echo", "two"), {"queue", "idle"}, {"jobs", "-a"}, {"job", "wait", "--all"}}
 				}),
 		},
 		"BatchFlags": {
@@ -410,9 +410,9 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				}
 				batchCheck("#!/bin/bash\n"+
 					"flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-0.err\" --output=\"${FLUX_OUTPUT_DIR}/job-0.out\" echo one\n"+
-					"flux queue idle\nflux jobs -a\n",
+					"flux queue idle\nflux jobs -a\n# The batch job fails, and with it the MiniCluster, when one of its jobs did.\nflux job wait --all\n",
 					func(logs string) [][]string {
-						return [][]string{sub(logs, "0", "echo", "one"), {"queue", "idle"}, {"jobs", "-a"}}
+						return [][]string{sub(logs, "0", "echo", "one"), {"queue", "idle"}, {"jobs", "-a"}, {"job", "wait", "--all"}}
 					})(t, sb, r)
 			},
 		},
@@ -1081,6 +1081,7 @@ func TestRunnerBatchJobs(t *testing.T) {
 					sub(logs, "3", "printf", `%s\n`, "$HOME", "*", "*", "|", "touch", "pwned"),
 					{"queue", "idle"},
 					{"jobs", "-a"},
+					{"job", "wait", "--all"},
 					{"job", "wait", "--all"},
 				}
 			},

@@ -381,6 +381,8 @@ func batchScript(c *v1alpha2.MiniClusterContainer, cmds Commands) string {
 	}
 	b.line("flux queue idle")
 	b.line("flux jobs -a")
+	b.line("# The batch job fails, and with it the MiniCluster, when one of its jobs did.")
+	b.line("flux job wait --all")
 	return b.String()
 }
 

@@ -202,7 +202,7 @@ func TestRunnerInjection(t *testing.T) {
 				got := sb.run(t, readFile(t, filepath.Join(sb.mp, "flux-job.batch")), leadHost, map[string]string{"FLUX_OUTPUT_DIR": logs})
 				want := [][]string{
 					cat(words("submit", "--flags", "waitable", "--error="+logs+"/job-0.err", "--output="+logs+"/job-0.out"), hello),
-					{"queue", "idle"}, {"jobs", "-a"},
+					{"queue", "idle"}, {"jobs", "-a"}, {"job", "wait", "--all"},
 				}
 				if diff := cmp.Diff(want, got.calls); diff != "" {
 					t.Errorf("calls of flux-job.batch: -want, +got:\n%s", diff)
