@@ -1165,3 +1165,33 @@ func TestRunnerBatchJobs(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnerWithoutFlux: an image without Flux (a view that was not copied,
+// or flux.container.disable with an image that has none) ends the runner
+// for good, saying why, instead of running on into failed flux commands.
+func TestRunnerWithoutFlux(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		disable bool
+		want    string
+	}{
+		"View":    {reason: "The view is missing.", want: "the Flux view was not copied"},
+		"Disable": {reason: "With the view disabled, the image must bring Flux.", disable: true, want: "the application image must bring Flux"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			sb := newSandbox(t)
+			if err := os.Remove(filepath.Join(sb.bin, "flux")); err != nil {
+				t.Fatal(err)
+			}
+			mc := claim(2, "echo hello world", func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.Container.Disable = tc.disable })
+			r := sb.run(t, runner(t, mc, sb.paths), leadHost, nil)
+			if r.exit != JobFailedExitCode {
+				t.Errorf("%s\nexit %d, want %d\nstderr:\n%s", tc.reason, r.exit, JobFailedExitCode, r.stderr)
+			}
+			if got := readFile(t, sb.paths.TerminationLog); !strings.Contains(got, tc.want) {
+				t.Errorf("%s\ntermination message %q, want it to contain %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+}

@@ -430,6 +430,7 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) string {
 	}
 	viewSetup(s, mc, l, paths)
 	s.line(`cfg="${configroot}/etc/flux/config"`)
+	noFlux(s, mc, paths)
 
 	if m == modeSubmit || m == modeLauncher {
 		s.blank()
@@ -559,6 +560,25 @@ func lead(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer,
 	log := shell.Quote(paths.TerminationLog)
 	s.line("%s", fmt.Sprintf(`if [ -w %s ]; then printf 'flux job on %%s exited with %%s\n' "${mainHost}" "${rc}" > %s || true; fi`, log, log))
 	s.line("rc=%d", JobFailedExitCode)
+	s.out()
+	s.line("fi")
+}
+
+// noFlux ends a runner that finds no flux to run, at once and for good: a
+// missing Flux is the image's or the claim's, and no retry brings it. The
+// exit code fails the MiniCluster (see JobFailedExitCode) with the reason in
+// the termination message.
+func noFlux(s *script, mc *v1alpha2.MiniCluster, paths Paths) {
+	msg := "flux is not on PATH in this container: the Flux view was not copied (see the init container's log)"
+	if mc.Spec.Flux.Container.Disable {
+		msg = "flux is not on PATH in this container: with spec.flux.container.disable, the application image must bring Flux"
+	}
+	log := shell.Quote(paths.TerminationLog)
+	s.line("if ! command -v flux > /dev/null 2>&1; then")
+	s.in()
+	s.line("echo %s >&2", shell.Quote(msg))
+	s.line("if [ -w %s ]; then echo %s > %s || true; fi", log, shell.Quote(msg), log)
+	s.line("exit %d", JobFailedExitCode)
 	s.out()
 	s.line("fi")
 }
