@@ -79,10 +79,11 @@ dev-down: ## Stop the control plane dev-up started.
 	@$(BIN)/devenv down
 
 .PHONY: golden
-golden: build ## Rewrite the render goldens from the current code.
+golden: build ## Rewrite the render goldens (crossplane composition render and in-process) from the current code.
 	@$(TOOLS) install crossplane-cli crossplane-core
 	MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" MC_FUNCTION=$(BIN)/function \
 		go test ./test/render/... -update
+	go test ./internal/cli/ -run '^TestGoldens$$' -update
 
 .PHONY: test
 test: lint test-unit test-render test-fuzz e2e ## Every test.

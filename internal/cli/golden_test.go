@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flux-framework/minicluster-crossplane/function"
+)
+
+// update rewrites the goldens: go test ./internal/cli/ -run TestGoldens -update
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.yaml from the current code")
+
+// fixedEntropy makes the CURVE keys, and so the goldens, the same on every run.
+type fixedEntropy struct{}
+
+func (fixedEntropy) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 7
+	}
+	return len(p), nil
+}
+
+// TestGoldens renders every example in-process, as minicluster render
+// does, and compares the objects and the function's results with
+// testdata/<example>.golden.yaml. It needs no tool build, so a change to
+// what the function composes shows here in seconds; test/render compares
+// the same examples through crossplane composition render.
+func TestGoldens(t *testing.T) {
+	claims, err := filepath.Glob("../../examples/*/claim.yaml")
+	if err != nil || len(claims) == 0 {
+		t.Fatalf("no example claims: %v", err)
+	}
+	for _, file := range claims {
+		name := filepath.Base(filepath.Dir(file))
+		t.Run(name, func(t *testing.T) {
+			claim, err := os.ReadFile(file) //nolint:gosec // the examples of this repository
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Render(context.Background(), Options{Claim: claim, Function: function.New(function.WithRandom(fixedEntropy{}))})
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			got := "# minicluster render -f examples/" + name + "/claim.yaml (results, then objects)\n"
+			for _, r := range out.Results {
+				got += "# " + strings.ReplaceAll(r, "\n", "\n# ") + "\n"
+			}
+			got += string(out.YAML)
+			golden := filepath.Join("testdata", name+".golden.yaml")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil { //nolint:gosec // goldens are world-readable
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden) //nolint:gosec // this package's goldens
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/cli/ -run TestGoldens -update writes it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("render of examples/%s differs from %s (-want, +got; -update rewrites it):\n%s", name, golden, diff)
+			}
+		})
+	}
+}
