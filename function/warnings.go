@@ -2,6 +2,7 @@ package function
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
@@ -19,7 +20,7 @@ func Warnings(mc *v1alpha2.MiniCluster) []string {
 		out = append(out, "spec.pod.resources becomes the pods' overhead, which a cluster admits only with a RuntimeClass that defines overhead; to request resources for Flux, set spec.containers[].resources")
 	}
 	if a := s.Archive.Path; a != "" && !entrypoint.DumpsArchive(a) {
-		out = append(out, "spec.archive.path is restored from when it exists, but not saved when the cluster finishes: flux dump writes only .tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz, .txz or .tar.zst archives")
+		out = append(out, "spec.archive.path is restored from when it exists, but not saved when the cluster finishes: flux dump writes only "+orList(entrypoint.DumpExtensions)+" archives")
 	}
 	if s.Flux.Arch != "" {
 		out = append(out, "spec.flux.arch has no effect: choose an arm Flux view with spec.flux.container.image instead")
@@ -55,4 +56,12 @@ func Warnings(mc *v1alpha2.MiniCluster) []string {
 		}
 	}
 	return out
+}
+
+// orList writes a, b or c.
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }

@@ -10,9 +10,9 @@ import "strings"
 // message.
 const JobFailedExitCode = 42
 
-// dumpExtensions are the archive formats flux dump writes, chosen by the
+// DumpExtensions are the archive formats flux dump writes, chosen by the
 // file's extension (libarchive's archive_write_set_format_filter_by_ext).
-var dumpExtensions = []string{".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst"}
+var DumpExtensions = []string{".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst"}
 
 // DumpsArchive tells whether the lead broker saves the content archive at
 // path when the cluster shuts down (-Scontent.dump): only when flux dump
@@ -20,7 +20,7 @@ var dumpExtensions = []string{".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".
 // archive.sqlite) is only restored from, as the operator did; dumping to it
 // would fail the shutdown and with it the job.
 func DumpsArchive(path string) bool {
-	for _, ext := range dumpExtensions {
+	for _, ext := range DumpExtensions {
 		if strings.HasSuffix(path, ext) {
 			return true
 		}
