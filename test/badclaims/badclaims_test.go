@@ -87,7 +87,7 @@ func TestBaseIsHelloWorld(t *testing.T) {
 	if err := yaml.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
-	if got := base(); !reflect.DeepEqual(normalize(want), got) {
+	if got := base(); !reflect.DeepEqual(corpus.Normalize(want), got) {
 		t.Errorf("base() = %v, want %s as it is: %v", got, HelloWorld, want)
 	}
 	// Cases get their own copies.

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+	"github.com/flux-framework/minicluster-crossplane/test/corpus"
 )
 
 // HelloWorld is the claim every case starts from.
@@ -47,54 +48,12 @@ func base() map[string]any {
 			helloWorld.err = fmt.Errorf("%s: %w", HelloWorld, err)
 			return
 		}
-		helloWorld.obj = normalize(obj).(map[string]any)
+		helloWorld.obj = corpus.Normalize(obj).(map[string]any)
 	})
 	if helloWorld.err != nil {
 		panic("badclaims: " + helloWorld.err.Error())
 	}
-	return deepCopy(helloWorld.obj).(map[string]any)
-}
-
-// normalize turns the float64 numbers of a JSON decode into int64.
-func normalize(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = normalize(e)
-		}
-		return v
-	case []any:
-		for i, e := range v {
-			v[i] = normalize(e)
-		}
-		return v
-	case float64:
-		if v == float64(int64(v)) {
-			return int64(v)
-		}
-		return v
-	default:
-		return v
-	}
-}
-
-func deepCopy(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = deepCopy(e)
-		}
-		return out
-	default:
-		return v
-	}
+	return corpus.DeepCopy(helloWorld.obj).(map[string]any)
 }
 
 // JSON is the claim as JSON, which cli.Render reads like YAML and which

@@ -250,33 +250,13 @@ func noLivePods(t *testing.T, cp *harness.ControlPlane, ns, job string) error {
 	return nil
 }
 
-// reportRunning reports one pod Running with its containers ready, as
-// harness.MarkPodsReady does for all pods of a selector.
+// reportRunning reports one pod Running with its containers ready.
 func reportRunning(t *testing.T, cp *harness.ControlPlane, p *corev1.Pod) {
 	t.Helper()
-	before := p.DeepCopy()
-	now := metav1.Now()
-	p.Status.Phase = corev1.PodRunning
-	p.Status.StartTime = &now
-	p.Status.Conditions = []corev1.PodCondition{
-		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-	}
-	p.Status.ContainerStatuses = nil
-	for _, c := range p.Spec.Containers {
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name: c.Name, Image: c.Image, Ready: true, Started: ptrTo(true),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
-		})
-	}
-	if err := cp.Client.Status().Patch(ctx(t), p, client.MergeFrom(before)); err != nil {
-		t.Fatalf("cannot report pod %s/%s Running: %v", p.Namespace, p.Name, err)
+	if err := cp.ReportPodRunning(ctx(t), p); err != nil {
+		t.Fatal(err)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func indexPod(t *testing.T, cp *harness.ControlPlane, ns, job string, index int) *corev1.Pod {
 	t.Helper()
@@ -307,42 +287,11 @@ func evictPod(t *testing.T, cp *harness.ControlPlane, p *corev1.Pod) {
 
 func terminatePodWith(t *testing.T, cp *harness.ControlPlane, p *corev1.Pod, exitCode int32, extra ...corev1.PodCondition) {
 	t.Helper()
-	before := p.DeepCopy()
-	now := metav1.Now()
-	phase, reason := corev1.PodSucceeded, "Completed"
-	if exitCode != 0 {
-		phase, reason = corev1.PodFailed, "Error"
+	// The runner container is named after the MiniCluster.
+	if err := cp.ReportPodTerminated(ctx(t), p, p.Labels[batchv1.JobNameLabel], exitCode, extra...); err != nil {
+		t.Fatal(err)
 	}
-	p.Status.Phase = phase
-	p.Status.Conditions = []corev1.PodCondition{
-		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now},
-		{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now},
-	}
-	p.Status.Conditions = append(p.Status.Conditions, extra...)
-	p.Status.ContainerStatuses = nil
-	runner := p.Labels[batchv1.JobNameLabel] // the runner container is named after the MiniCluster
-	for _, c := range p.Spec.Containers {
-		code, why := int32(0), "Completed"
-		if c.Name == runner {
-			code, why = exitCode, reason
-		}
-		started := now
-		if p.Status.StartTime != nil {
-			started = *p.Status.StartTime
-		}
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
-			Name: c.Name, Image: c.Image, Ready: false, Started: ptrTo(false),
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: code, Reason: why, StartedAt: started, FinishedAt: now,
-			}},
-		})
-	}
-	if err := cp.Client.Status().Patch(ctx(t), p, client.MergeFrom(before)); err != nil {
-		t.Fatalf("cannot report pod %s/%s %s with exit code %d: %v", p.Namespace, p.Name, phase, exitCode, err)
-	}
-	t.Logf("pod %s (index %s): %s, runner exit code %d", p.Name, p.Labels[batchv1.JobCompletionIndexAnnotation], phase, exitCode)
+	t.Logf("pod %s (index %s): %s, runner exit code %d", p.Name, p.Labels[batchv1.JobCompletionIndexAnnotation], p.Status.Phase, exitCode)
 }
 
 // waitJobCondition waits until the Job has condition typ true and returns it.
