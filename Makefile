@@ -83,7 +83,7 @@ golden: build ## Rewrite the render goldens (crossplane composition render and i
 	@$(TOOLS) install crossplane-cli crossplane-core
 	MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" MC_FUNCTION=$(BIN)/function \
 		go test ./test/render/... -update
-	go test ./internal/cli/ -run '^TestGoldens$$' -update
+	go test ./cmd/minicluster/ -run '^TestGoldens$$' -update
 
 .PHONY: test
 test: lint test-unit test-render test-fuzz e2e ## Every test.

@@ -39,11 +39,15 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/function"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
 // compositionInput is the input of the shipped Composition's pipeline step.
@@ -55,20 +59,6 @@ const largestExample = "flux-sidecar"
 
 // benchExamples are the examples the benchmarks run.
 var benchExamples = []string{"hello-world", largestExample}
-
-// readClaim returns an example's claim as an object.
-func readClaim(tb testing.TB, example string) map[string]any {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "examples", example, "claim.yaml")) //nolint:gosec // test data
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var claim map[string]any
-	if err := yaml.Unmarshal(b, &claim); err != nil {
-		tb.Fatalf("%s: %v", example, err)
-	}
-	return claim
-}
 
 // exampleNames lists every example with a claim.
 func exampleNames(tb testing.TB) []string {
@@ -85,52 +75,46 @@ func exampleNames(tb testing.TB) []string {
 	return out
 }
 
-// composite is the composite resource Crossplane creates for a claim named
-// name in namespace ns, with the fields Crossplane itself adds.
-func composite(name, ns string, spec map[string]any) map[string]any {
-	xrName := name + "-x7k2p"
-	s := make(map[string]any, len(spec)+4)
-	for k, v := range spec {
-		s[k] = v
+// created is xr as Crossplane creates it for a claim: a generated name
+// and the fields Crossplane and the API server add.
+func created(tb testing.TB, xr *unstructured.Unstructured) map[string]any {
+	tb.Helper()
+	xr = xr.DeepCopy()
+	claim := xr.GetName()
+	name := claim + "-x7k2p"
+	xr.SetName(name)
+	xr.SetGenerateName(claim + "-")
+	xr.SetUID("3b0d4b61-6a3e-4f3c-9b8e-0f4c2a1d7e55")
+	xr.SetResourceVersion("48213")
+	xr.SetGeneration(1)
+	xr.SetCreationTimestamp(metav1.NewTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)))
+	xr.SetFinalizers([]string{"composite.apiextensions.crossplane.io"})
+	labels := xr.GetLabels()
+	labels["crossplane.io/composite"] = name
+	xr.SetLabels(labels)
+	spec, _ := xr.Object["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
 	}
-	s["claimRef"] = map[string]any{"apiVersion": "flux-framework.org/v1alpha2", "kind": "MiniCluster", "name": name, "namespace": ns}
-	s["compositionRef"] = map[string]any{"name": "miniclusters.flux-framework.org"}
-	s["compositionRevisionRef"] = map[string]any{"name": "miniclusters.flux-framework.org-5d2c9a1"}
-	s["compositionUpdatePolicy"] = "Automatic"
-	return map[string]any{
-		"apiVersion": "flux-framework.org/v1alpha2",
-		"kind":       "XMiniCluster",
-		"metadata": map[string]any{
-			"name":              xrName,
-			"generateName":      name + "-",
-			"uid":               "3b0d4b61-6a3e-4f3c-9b8e-0f4c2a1d7e55",
-			"resourceVersion":   "48213",
-			"generation":        float64(1),
-			"creationTimestamp": "2024-01-01T00:00:00Z",
-			"finalizers":        []any{"composite.apiextensions.crossplane.io"},
-			"labels": map[string]any{
-				function.LabelClaimName:      name,
-				function.LabelClaimNamespace: ns,
-				"crossplane.io/composite":    xrName,
-			},
-		},
-		"spec": s,
-	}
+	spec["claimRef"] = map[string]any{"apiVersion": "flux-framework.org/v1alpha2", "kind": "MiniCluster", "name": claim, "namespace": labels[v1alpha2.LabelClaimNamespace]}
+	spec["compositionRef"] = map[string]any{"name": "miniclusters.flux-framework.org"}
+	spec["compositionRevisionRef"] = map[string]any{"name": "miniclusters.flux-framework.org-5d2c9a1"}
+	spec["compositionUpdatePolicy"] = "Automatic"
+	xr.Object["spec"] = spec
+	// As the function receives it: JSON numbers.
+	return mustStruct(tb, xr.Object).AsMap()
 }
 
 // firstRequest is the request of a claim's first reconcile: nothing
 // observed yet but the composite.
 func firstRequest(tb testing.TB, xr map[string]any) *fnv1.RunFunctionRequest {
 	tb.Helper()
-	md := xr["metadata"].(map[string]any)
-	return &fnv1.RunFunctionRequest{
-		Meta:     &fnv1.RequestMeta{Tag: "d1c8e1f4b0"},
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(tb, xr)}},
-		Desired: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(tb, map[string]any{
-			"apiVersion": xr["apiVersion"], "kind": xr["kind"], "metadata": map[string]any{"name": md["name"]},
-		})}},
-		Input: mustStruct(tb, mustJSONMap(tb, compositionInput)),
+	req, err := driver.Request(&unstructured.Unstructured{Object: xr}, nil, mustJSONMap(tb, compositionInput))
+	if err != nil {
+		tb.Fatal(err)
 	}
+	req.Meta.Tag = "d1c8e1f4b0"
+	return req
 }
 
 // steadyRequest is the request once everything exists and the brokers are
@@ -167,7 +151,7 @@ func observe(tb testing.TB, xr map[string]any, rsp *fnv1.RunFunctionResponse) *f
 	labels := md["labels"].(map[string]any)
 	size := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["size"]
 
-	observed := map[string]*fnv1.Resource{}
+	var observed []*unstructured.Unstructured
 	var refs []any
 	names := make([]string, 0, len(rsp.GetDesired().GetResources()))
 	for name := range rsp.GetDesired().GetResources() {
@@ -229,7 +213,7 @@ func observe(tb testing.TB, xr map[string]any, rsp *fnv1.RunFunctionResponse) *f
 			}
 			o["status"] = map[string]any{"loadBalancer": map[string]any{}}
 		}
-		observed[name] = &fnv1.Resource{Resource: mustStruct(tb, o)}
+		observed = append(observed, &unstructured.Unstructured{Object: o})
 		refs = append(refs, map[string]any{"apiVersion": o["apiVersion"], "kind": o["kind"], "name": om["name"], "namespace": om["namespace"]})
 	}
 
@@ -245,8 +229,11 @@ func observe(tb testing.TB, xr map[string]any, rsp *fnv1.RunFunctionResponse) *f
 	st["conditions"] = conds
 	oxr["status"] = st
 
-	req := firstRequest(tb, xr)
-	req.Observed = &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(tb, oxr)}, Resources: observed}
+	req, err := driver.Request(&unstructured.Unstructured{Object: oxr}, observed, mustJSONMap(tb, compositionInput))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Meta.Tag = "d1c8e1f4b0"
 	return req
 }
 
@@ -280,15 +267,19 @@ func fatalResult(rsp *fnv1.RunFunctionResponse) string {
 // exampleXR is the composite of an example claim.
 func exampleXR(tb testing.TB, example string) map[string]any {
 	tb.Helper()
-	claim := readClaim(tb, example)
-	md, _ := claim["metadata"].(map[string]any)
-	name, _ := md["name"].(string)
-	ns, _ := md["namespace"].(string)
-	if ns == "" {
-		ns = "default"
+	b, err := os.ReadFile(filepath.Join("..", "examples", example, "claim.yaml")) //nolint:gosec // test data
+	if err != nil {
+		tb.Fatal(err)
 	}
-	spec, _ := claim["spec"].(map[string]any)
-	return composite(name, ns, spec)
+	mc, err := driver.ReadMiniCluster(b)
+	if err != nil {
+		tb.Fatalf("%s: %v", example, err)
+	}
+	xr, err := driver.Composite(mc)
+	if err != nil {
+		tb.Fatalf("%s: %v", example, err)
+	}
+	return created(tb, xr)
 }
 
 // sizedXR is hello-world with spec.size = spec.maxSize = size.

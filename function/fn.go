@@ -27,12 +27,6 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// Labels Crossplane puts on a composite resource that a claim created.
-const (
-	LabelClaimName      = "crossplane.io/claim-name"
-	LabelClaimNamespace = "crossplane.io/claim-namespace"
-)
-
 // Condition types the function sets on the composite and its claim.
 const (
 	// ConditionValid is false while the claim has an error the function
@@ -232,7 +226,7 @@ func Decode(xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
 		return nil, "", errors.Wrap(err, "cannot decode composite resource as a MiniCluster: check the types of its spec fields")
 	}
 	labels := mc.GetLabels()
-	name, ns := labels[LabelClaimName], labels[LabelClaimNamespace]
+	name, ns := labels[v1alpha2.LabelClaimName], labels[v1alpha2.LabelClaimNamespace]
 	if name == "" || ns == "" {
 		var ref struct {
 			Spec struct {

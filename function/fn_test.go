@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
 // xr is a hello-world composite resource created by claim flux-sample in
@@ -38,16 +40,28 @@ func xr(specYAML string, status string) string {
 
 const helloSpec = `{"size":4,"logging":{"quiet":true},"containers":[{"image":"rockylinux:9","command":"echo hello world"}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`
 
+// req is the request Crossplane sends for the composite xrJSON with the
+// resources of observed (composition resource name -> JSON) and the input
+// JSON (none when "").
 func req(xrJSON string, observed map[string]string, input string) *fnv1.RunFunctionRequest {
-	r := &fnv1.RunFunctionRequest{
-		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(xrJSON)}, Resources: map[string]*fnv1.Resource{}},
-		Desired:  &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"flux-sample-x7k2p"}}`)}},
-	}
+	var objs []*unstructured.Unstructured
 	for name, j := range observed {
-		r.Observed.Resources[name] = &fnv1.Resource{Resource: resource.MustStructJSON(j)}
+		o := &unstructured.Unstructured{Object: resource.MustStructJSON(j).AsMap()}
+		ann := o.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[driver.AnnotationResourceName] = name
+		o.SetAnnotations(ann)
+		objs = append(objs, o)
 	}
+	var in map[string]any
 	if input != "" {
-		r.Input = resource.MustStructJSON(input)
+		in = resource.MustStructJSON(input).AsMap()
+	}
+	r, err := driver.Request(&unstructured.Unstructured{Object: resource.MustStructJSON(xrJSON).AsMap()}, objs, in)
+	if err != nil {
+		panic(err)
 	}
 	return r
 }

@@ -19,12 +19,15 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/function"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
@@ -43,7 +46,7 @@ func addExampleClaims(f *testing.F) {
 // fuzzComposite is the composite Crossplane would create for a claim
 // document, or false when the document is nothing Crossplane could send.
 // A document with a spec is a whole claim; any other is the spec alone.
-func fuzzComposite(doc []byte) (map[string]any, bool) {
+func fuzzComposite(tb testing.TB, doc []byte) (map[string]any, bool) {
 	var claim map[string]any
 	if err := yaml.Unmarshal(doc, &claim); err != nil || claim == nil {
 		return nil, false
@@ -63,11 +66,19 @@ func fuzzComposite(doc []byte) (map[string]any, bool) {
 			}
 		}
 	}
-	xr := composite(name, ns, spec)
-	if _, err := structpb.NewStruct(xr); err != nil {
+	mc := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	mc.SetAPIVersion(v1alpha2.SchemeGroupVersion.String())
+	mc.SetKind(v1alpha2.ClaimKind)
+	mc.SetName(name)
+	mc.SetNamespace(ns)
+	xr, err := driver.Composite(mc)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := structpb.NewStruct(xr.Object); err != nil {
 		return nil, false // not JSON data (e.g. invalid UTF-8): not a request
 	}
-	return xr, true
+	return created(tb, xr), true
 }
 
 // FuzzRunFunction composes mutated claims. RunFunction must never panic
@@ -89,7 +100,7 @@ func FuzzRunFunction(f *testing.F) {
 	checked := &sync.Map{} // script hash -> bash -n error text ("" when it passed)
 
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		xr, ok := fuzzComposite(doc)
+		xr, ok := fuzzComposite(t, doc)
 		if !ok {
 			return
 		}
@@ -172,7 +183,7 @@ func hostileSeeds() [][]byte {
 // they reach the scripts.
 func TestHostileSeedsCompose(t *testing.T) {
 	for i, seed := range hostileSeeds() {
-		xr, ok := fuzzComposite(seed)
+		xr, ok := fuzzComposite(t, seed)
 		if !ok {
 			t.Fatalf("seed %d is not a claim", i)
 		}

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
-	"sigs.k8s.io/yaml"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
 // composite reads an example claim as the composite Crossplane sends: a
@@ -17,12 +18,15 @@ func composite(tb testing.TB, file string) *structpb.Struct {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var claim map[string]any
-	if err := yaml.Unmarshal(b, &claim); err != nil {
+	mc, err := driver.ReadMiniCluster(b)
+	if err != nil {
 		tb.Fatal(err)
 	}
-	claim["kind"] = "XMiniCluster"
-	s, err := structpb.NewStruct(claim)
+	xr, err := driver.Composite(mc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := structpb.NewStruct(xr.Object)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,8 +11,10 @@ import (
 	"os"
 
 	"github.com/alecthomas/kong"
+	"sigs.k8s.io/yaml"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+	"github.com/flux-framework/minicluster-crossplane/function"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
 // CLI is the command line.
@@ -32,12 +34,28 @@ func (c *XRCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	out, err := cli.CompositeYAML(b)
+	out, err := compositeYAML(b)
 	if err != nil {
 		return err
 	}
 	_, err = os.Stdout.Write(out)
 	return err
+}
+
+// xrHeader heads the xr.yaml of every example.
+const xrHeader = "# The composite resource Crossplane creates for claim.yaml (minicluster xr -f claim.yaml).\n"
+
+// compositeYAML is what `minicluster xr` prints for the claim in b.
+func compositeYAML(b []byte) ([]byte, error) {
+	xr, err := driver.CheckedComposite(context.Background(), b)
+	if err != nil {
+		return nil, err
+	}
+	out, err := yaml.Marshal(xr.Object)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xrHeader), out...), nil
 }
 
 // RenderCmd renders a claim.
@@ -54,18 +72,18 @@ func (c *RenderCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	opts := cli.Options{Claim: claim}
+	opts := driver.Options{Claim: claim}
 	if c.Input != "" {
 		if opts.Input, err = os.ReadFile(c.Input); err != nil {
 			return fmt.Errorf("cannot read input: %w", err)
 		}
 	}
 	if c.Observed != "" {
-		if opts.Observed, err = cli.ReadDir(c.Observed); err != nil {
+		if opts.Observed, err = driver.ReadDir(c.Observed); err != nil {
 			return err
 		}
 	}
-	out, err := cli.Render(context.Background(), opts)
+	out, err := driver.Run(context.Background(), function.New(), opts)
 	if err != nil {
 		return err
 	}

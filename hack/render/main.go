@@ -1,5 +1,8 @@
 // Command render runs `crossplane composition render` on an example with the
-// function running locally; `make render` calls it.
+// function running as a local process, as a developer would: the render
+// engine is Crossplane core's own binary, so the output is what a real
+// control plane would compose. `make render` and the goldens of test/render
+// use it.
 package main
 
 import (
@@ -8,12 +11,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-
-	"github.com/flux-framework/minicluster-crossplane/internal/xrender"
 )
 
 func main() {
-	var o xrender.Options
+	var o options
 	flag.StringVar(&o.Example, "example", "examples/hello-world", "example directory (xr.yaml, optionally observed.yaml)")
 	flag.StringVar(&o.Compositions, "compositions", "compositions", "directory of composition.yaml and functions.yaml")
 	flag.StringVar(&o.Crossplane, "crossplane", "", "crossplane CLI binary")
@@ -24,7 +25,7 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	out, err := xrender.Render(ctx, o)
+	out, err := render(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "render:", err)
 		os.Exit(1)

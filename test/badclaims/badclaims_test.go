@@ -10,7 +10,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+	"github.com/flux-framework/minicluster-crossplane/function"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/corpus"
 )
 
@@ -104,9 +105,9 @@ func TestBadClaimsCLI(t *testing.T) {
 	for _, c := range Cases() {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
-			out, err := cli.Render(context.Background(), cli.Options{Claim: c.JSON()})
+			out, err := driver.Run(context.Background(), function.New(), driver.Options{Claim: c.JSON()})
 			if err != nil {
-				t.Fatalf("%s\ncli.Render: %v", c.Reason, err)
+				t.Fatalf("%s\ndriver.Run: %v", c.Reason, err)
 			}
 			msg := FatalMessage(out)
 			if !out.Fatal || msg == "" {

@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/corpus"
 )
 
@@ -56,7 +56,7 @@ func base() map[string]any {
 	return corpus.DeepCopy(helloWorld.obj).(map[string]any)
 }
 
-// JSON is the claim as JSON, which cli.Render reads like YAML and which
+// JSON is the claim as JSON, which driver.Run reads like YAML and which
 // keeps every byte (NUL included) as it is.
 func (c Case) JSON() []byte {
 	b, err := json.Marshal(c.Claim)
@@ -68,7 +68,7 @@ func (c Case) JSON() []byte {
 
 // FatalMessage is the CLI's Fatal result, without its "FATAL: " prefix, or
 // "" when the CLI composed the claim.
-func FatalMessage(out *cli.Output) string {
+func FatalMessage(out *driver.Output) string {
 	for _, r := range out.Results {
 		if m, ok := strings.CutPrefix(r, "FATAL: "); ok {
 			return m

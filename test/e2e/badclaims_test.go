@@ -14,7 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+	"github.com/flux-framework/minicluster-crossplane/function"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/badclaims"
 )
 
@@ -33,7 +34,7 @@ type badClaimRun struct {
 	c     badclaims.Case
 	claim *unstructured.Unstructured
 	// cli is the CLI's Fatal message ("" when it composed the claim);
-	// cliErr an error of cli.Render itself.
+	// cliErr an error of driver.Run itself.
 	cli    string
 	cliErr error
 	// created tells whether the claim was created (function layer).
@@ -66,7 +67,7 @@ func TestBadClaimsOnCluster(t *testing.T) {
 		u.SetNamespace(badClaimsNamespace)
 		r := &badClaimRun{c: c, claim: u}
 		// The CLI renders the very claim the cluster gets (same namespace).
-		out, err := cli.Render(context.Background(), cli.Options{Claim: c.JSON()})
+		out, err := driver.Run(context.Background(), function.New(), driver.Options{Claim: c.JSON()})
 		if err != nil {
 			r.cliErr = err
 		} else {
@@ -110,7 +111,7 @@ func TestBadClaimsOnCluster(t *testing.T) {
 	for _, r := range runs {
 		t.Run(r.c.Name, func(t *testing.T) {
 			if r.cliErr != nil {
-				t.Fatalf("%s\ncli.Render: %v", r.c.Reason, r.cliErr)
+				t.Fatalf("%s\ndriver.Run: %v", r.c.Reason, r.cliErr)
 			}
 			switch r.c.Layer {
 			case badclaims.LayerSchema:

@@ -27,7 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/cli"
+	"github.com/flux-framework/minicluster-crossplane/function"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/corpus"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -60,7 +61,7 @@ const (
 	causeNoPath      = "Fatal, but the message names no field path present in the claim"
 	causeSchemaGap   = "the API server rejects the claim, but the CLI composes it"
 	causeServerPath  = "the API server rejects the claim, the CLI too, but without the server's field path"
-	causeRenderError = "cli.Render returned an error, not a result"
+	causeRenderError = "driver.Run returned an error, not a result"
 	causeInfra       = "the API server could not be asked"
 )
 
@@ -89,7 +90,7 @@ type propResult struct {
 // corpus of claims derived from them (test/corpus):
 //
 //   - the claim is dry-run created, as a tenant would create it (kubectl's
-//     strict field validation); when the server rejects it, cli.Render must be Fatal too, and name a field path
+//     strict field validation); when the server rejects it, driver.Run must be Fatal too, and name a field path
 //     the server named;
 //   - when the server accepts it and the function says Valid, every composed
 //     object (with the labels and owner reference Crossplane adds) passes a
@@ -267,7 +268,7 @@ func (p *propRun) check(c *corpus.Claim) *propResult {
 	}
 
 	// b. What the CLI (and so the function) says.
-	out, err := cli.Render(ctx, cli.Options{Claim: y})
+	out, err := driver.Run(ctx, function.New(), driver.Options{Claim: y})
 	if err != nil {
 		// The CLI refuses outright what it cannot read as a claim (no
 		// metadata.name, say): right, when the server refuses it too for a

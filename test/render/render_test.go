@@ -1,15 +1,19 @@
-// Package render_test renders every example with the real `crossplane
-// composition render` (the pinned Crossplane CLI and core) and the function
-// running as a local process, and compares the output with committed
-// goldens. Update them with `make golden` (go test -update), never by hand.
+// Package render_test renders every example with hack/render, that is the
+// real `crossplane composition render` (the pinned Crossplane CLI and core)
+// with the function running as a local process, and compares the output with
+// committed goldens. Update them with `make golden` (go test -update), never
+// by hand. The in-process goldens of cmd/minicluster cover the same examples
+// without the tool build.
 package render_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -20,29 +24,46 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/cli"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
-	"github.com/flux-framework/minicluster-crossplane/internal/xrender"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 const generatedCert = "<a CURVE certificate generated for this render: checked to parse, then masked>"
 
-func tools(t *testing.T) xrender.Options {
-	t.Helper()
-	o := xrender.Options{
-		Crossplane: os.Getenv("MC_CROSSPLANE"),
-		Core:       os.Getenv("MC_CROSSPLANE_CORE"),
-		Function:   os.Getenv("MC_FUNCTION"),
-		XRD:        "../../compositions/definition.yaml",
+// xrd is the MiniCluster XRD, so the schema's defaults apply.
+const xrd = "../../compositions/definition.yaml"
 
-		Compositions: "../../compositions",
-	}
-	if o.Crossplane == "" || o.Core == "" || o.Function == "" {
+// toolset are the binaries make test-render builds.
+type toolset struct{ crossplane, core, function string }
+
+func tools(t *testing.T) toolset {
+	t.Helper()
+	o := toolset{crossplane: os.Getenv("MC_CROSSPLANE"), core: os.Getenv("MC_CROSSPLANE_CORE"), function: os.Getenv("MC_FUNCTION")}
+	if o.crossplane == "" || o.core == "" || o.function == "" {
 		t.Skip("MC_CROSSPLANE, MC_CROSSPLANE_CORE and MC_FUNCTION are not set: run make test-render")
 	}
 	return o
+}
+
+// renderArgs are the flags of hack/render but the example.
+func (o toolset) renderArgs() []string {
+	return []string{
+		"--crossplane=" + o.crossplane, "--crossplane-core=" + o.core, "--function=" + o.function,
+		"--xrd=" + xrd, "--compositions=../../compositions",
+	}
+}
+
+// buildRender builds hack/render, the one render driver.
+func buildRender(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "render")
+	cmd := exec.Command("go", "build", "-o", bin, "../../hack/render")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cannot build hack/render: %v\n%s", err, out)
+	}
+	return bin
 }
 
 func examples(t *testing.T) []string {
@@ -57,41 +78,19 @@ func examples(t *testing.T) []string {
 	return dirs
 }
 
-// TestExamplesXRMatchesClaim keeps every example's xr.yaml what Crossplane
-// would create for its claim.yaml.
-func TestExamplesXRMatchesClaim(t *testing.T) {
-	for _, dir := range examples(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			claim, err := os.ReadFile(filepath.Join(dir, "claim.yaml")) //nolint:gosec // test data
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := cli.CompositeYAML(claim)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(filepath.Join(dir, "xr.yaml")) //nolint:gosec // test data
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("xr.yaml is not the composite of claim.yaml (go run ./cmd/minicluster xr -f %s/claim.yaml > %s/xr.yaml):\n%s", dir, dir, diff)
-			}
-		})
-	}
-}
-
 func TestRenderExamples(t *testing.T) {
-	o := tools(t)
+	args := tools(t).renderArgs()
+	bin := buildRender(t)
 	for _, dir := range examples(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			o := o
-			o.Example = dir
-			out, err := xrender.Render(ctx, o)
+			var stderr bytes.Buffer
+			cmd := exec.CommandContext(ctx, bin, append(args, "--example="+dir)...)
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%v\n%s", err, stderr.String())
 			}
 			got := normalize(t, out)
 			golden := filepath.Join("testdata", filepath.Base(dir)+".golden.yaml")
@@ -115,7 +114,7 @@ func TestRenderExamples(t *testing.T) {
 // generated CURVE key, after checking it is a certificate Flux accepts.
 func normalize(t *testing.T, out []byte) []byte {
 	t.Helper()
-	objs, err := cli.ParseObjects(out)
+	objs, err := driver.ParseObjects(out)
 	if err != nil {
 		t.Fatalf("render output is not YAML: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 // testdata/invalid fails with the message the schema or a CEL rule gives.
 func TestValidateExamples(t *testing.T) {
 	o := tools(t)
-	xrd := o.XRD
 
 	claims := t.TempDir()
 	for _, dir := range examples(t) {
@@ -25,7 +24,7 @@ func TestValidateExamples(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, err := exec.Command(o.Crossplane, "resource", "validate", xrd, claims, "--crossplane-image=", "--error-on-missing-schemas").CombinedOutput() //nolint:gosec // the pinned CLI
+	out, err := exec.Command(o.crossplane, "resource", "validate", xrd, claims, "--crossplane-image=", "--error-on-missing-schemas").CombinedOutput() //nolint:gosec // the pinned CLI
 	if err != nil {
 		t.Errorf("example claims do not validate against the XRD: %v\n%s", err, out)
 	}
@@ -42,7 +41,7 @@ func TestValidateExamples(t *testing.T) {
 	}
 	for file, want := range cases {
 		t.Run(file, func(t *testing.T) {
-			out, _ := exec.Command(o.Crossplane, "resource", "validate", xrd, filepath.Join("testdata/invalid", file), "--crossplane-image=").CombinedOutput() //nolint:gosec // the pinned CLI
+			out, _ := exec.Command(o.crossplane, "resource", "validate", xrd, filepath.Join("testdata/invalid", file), "--crossplane-image=").CombinedOutput() //nolint:gosec // the pinned CLI
 			if !strings.Contains(string(out), "1 failure cases") || !strings.Contains(string(out), want) {
 				t.Errorf("%s: want a validation failure saying %q, got:\n%s", file, want, out)
 			}

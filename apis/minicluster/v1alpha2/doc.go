@@ -29,5 +29,12 @@ const (
 	CompositeKind = "XMiniCluster"
 )
 
+// Labels Crossplane puts on a composite resource that a claim created: the
+// function names what it composes after the claim, not the composite.
+const (
+	LabelClaimName      = "crossplane.io/claim-name"
+	LabelClaimNamespace = "crossplane.io/claim-namespace"
+)
+
 // SchemeGroupVersion is the group version of this package.
 var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}

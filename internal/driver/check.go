@@ -1,4 +1,4 @@
-package cli
+package driver
 
 import (
 	"context"
@@ -10,18 +10,11 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	mcschema "github.com/flux-framework/minicluster-crossplane/internal/schema"
 )
-
-// ConvertDocs is where a Flux Operator v1alpha1 user reads about v1alpha2.
-const ConvertDocs = "https://flux-framework.org/flux-operator/getting_started/custom-resource-definition.html"
-
-// v1alpha1Only are the v1alpha1 fields v1alpha2 does not have.
-const v1alpha1Only = "users, fluxRestful, cores, diagnostics, fluxUser, runFluxAsRoot, preCommand, top-level volumes and existingVolumes"
 
 // InvalidError is a MiniCluster the API server would refuse: fields its
 // schema does not know (as kubectl's default --validate=strict reports
@@ -64,61 +57,6 @@ func (e *InvalidError) Error() string {
 func mcschemaVersion() string {
 	_, v, _ := strings.Cut(mcschema.APIVersion(), "/")
 	return v
-}
-
-// kinds says which objects the CLI reads.
-func kinds() string {
-	return fmt.Sprintf("a %s (%s, kind %s: a claim or an upstream Flux Operator MiniCluster) or its composite resource (kind %s)",
-		v1alpha2.ClaimKind, v1alpha2.SchemeGroupVersion, v1alpha2.ClaimKind, v1alpha2.CompositeKind)
-}
-
-// describe names an object for a message: `apps/v1 Deployment "x"`.
-func describe(u *unstructured.Unstructured) string {
-	s := strings.TrimSpace(u.GetAPIVersion() + " " + u.GetKind())
-	if s == "" {
-		s = "an object without apiVersion and kind"
-	}
-	if n, ok := u.Object["metadata"].(map[string]any); ok {
-		if name, ok := n["name"].(string); ok && name != "" {
-			s += fmt.Sprintf(" %q", name)
-		}
-	}
-	return s
-}
-
-// FindMiniCluster returns the first MiniCluster claim or XMiniCluster of
-// objs. It refuses one of another API version (saying how to convert a
-// Flux Operator v1alpha1 MiniCluster) and one without metadata.name, and
-// says which kinds it reads when there is none. Other objects are ignored.
-func FindMiniCluster(objs []*unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	var others []string
-	for _, obj := range objs {
-		gv, err := schema.ParseGroupVersion(obj.GetAPIVersion())
-		kind := obj.GetKind()
-		isOurs := kind == v1alpha2.ClaimKind || kind == v1alpha2.CompositeKind
-		switch {
-		case isOurs && err == nil && gv == v1alpha2.SchemeGroupVersion:
-		case isOurs && gv.Group == v1alpha2.Group && gv.Version == "v1alpha1":
-			return nil, fmt.Errorf("%s: this is a v1alpha1 MiniCluster of the Flux Operator: convert it to %s (see docs: %s) and set apiVersion: %s (the v1alpha1-only fields have no place in v1alpha2: %s)",
-				describe(obj), v1alpha2.SchemeGroupVersion, ConvertDocs, v1alpha2.SchemeGroupVersion, v1alpha1Only)
-		case isOurs && gv.Group == v1alpha2.Group:
-			return nil, fmt.Errorf("%s: version %q of the MiniCluster API is not served: only %s is (apiVersion: %s)",
-				describe(obj), gv.Version, v1alpha2.Version, v1alpha2.SchemeGroupVersion)
-		case isOurs:
-			return nil, fmt.Errorf("%s: apiVersion must be %s: this command reads %s", describe(obj), v1alpha2.SchemeGroupVersion, kinds())
-		default:
-			others = append(others, describe(obj))
-			continue
-		}
-		if obj.GetName() == "" {
-			return nil, fmt.Errorf("a %s needs metadata.name: it names the composite resource and every object composed for it (the Job, its pods, Services, ConfigMaps and the Secret)", kind)
-		}
-		return obj, nil
-	}
-	if len(others) == 0 {
-		return nil, fmt.Errorf("no object in the file: this command reads %s", kinds())
-	}
-	return nil, fmt.Errorf("no MiniCluster in the file (found %s): this command reads %s", strings.Join(others, ", "), kinds())
 }
 
 // Check does to obj, a MiniCluster claim or XMiniCluster as FindMiniCluster

@@ -1,8 +1,4 @@
-// Package xrender runs `crossplane composition render` against the
-// MiniCluster function running as a local process, as a developer would:
-// the render engine is Crossplane core's own binary, so the output is what a
-// real control plane would compose.
-package xrender
+package main
 
 import (
 	"bytes"
@@ -16,8 +12,8 @@ import (
 	"time"
 )
 
-// Options of one render.
-type Options struct {
+// options of one render.
+type options struct {
 	// Crossplane is the crossplane CLI and Core the crossplane core binary.
 	Crossplane, Core string
 	// Function is the function binary; it is started for the render.
@@ -33,8 +29,8 @@ type Options struct {
 	Observed string
 }
 
-// Render renders the example and returns the CLI's YAML output.
-func Render(ctx context.Context, o Options) ([]byte, error) {
+// render renders the example and returns the CLI's YAML output.
+func render(ctx context.Context, o options) ([]byte, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package cli
+package driver
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flux-framework/minicluster-crossplane/function"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -17,7 +19,7 @@ func withSpec(spec string) string {
 	return helloWorldClaim[:strings.Index(helloWorldClaim, "spec:\n")] + "spec:\n" + spec
 }
 
-// TestRenderRefusesInput covers what Render refuses before any schema
+// TestRenderRefusesInput covers what Run refuses before any schema
 // check: objects it does not read, other API versions, no name.
 func TestRenderRefusesInput(t *testing.T) {
 	cases := map[string]struct {
@@ -73,24 +75,24 @@ func TestRenderRefusesInput(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Render(context.Background(), Options{Claim: []byte(tc.claim)})
+			_, err := Run(context.Background(), function.New(), Options{Claim: []byte(tc.claim)})
 			if err == nil {
 				t.Fatalf("%s\nRender accepted the input", tc.reason)
 			}
 			if diff := cmp.Diff(tc.want, err.Error()); diff != "" {
 				t.Errorf("%s\nRender: -want, +got error:\n%s", tc.reason, diff)
 			}
-			_, err = CompositeYAML([]byte(tc.claim))
+			_, err = CheckedComposite(context.Background(), []byte(tc.claim))
 			if err == nil || err.Error() != tc.want {
-				t.Errorf("%s\nCompositeYAML: got error %v, want the same as Render", tc.reason, err)
+				t.Errorf("%s\nCheckedComposite: got error %v, want the same as Run", tc.reason, err)
 			}
 		})
 	}
 }
 
-// TestRenderInvalid covers claims the API server would refuse: Render
+// TestRenderInvalid covers claims the API server would refuse: Run
 // composes nothing and reports every problem, in the API server's words, in
-// one FATAL result; CompositeYAML returns the same as an error.
+// one FATAL result; CheckedComposite returns the same as an error.
 func TestRenderInvalid(t *testing.T) {
 	cases := map[string]struct {
 		reason string
@@ -155,7 +157,7 @@ func TestRenderInvalid(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			out := render(t, tc.claim, nil)
+			out := run(t, tc.claim, nil)
 			if out.Invalid == nil || !out.Fatal {
 				t.Fatalf("%s\nthe claim was not refused: %v", tc.reason, out.Results)
 			}
@@ -173,10 +175,10 @@ func TestRenderInvalid(t *testing.T) {
 					t.Errorf("%s\nthe message says %q: %s", tc.reason, bad, out.Invalid)
 				}
 			}
-			_, err := CompositeYAML([]byte(tc.claim))
+			_, err := CheckedComposite(context.Background(), []byte(tc.claim))
 			var inv *InvalidError
 			if !errors.As(err, &inv) || err.Error() != tc.want {
-				t.Errorf("%s\nCompositeYAML: got error %v, want the same as Render", tc.reason, err)
+				t.Errorf("%s\nCheckedComposite: got error %v, want the same as Run", tc.reason, err)
 			}
 		})
 	}
@@ -214,7 +216,7 @@ func TestRenderNeverQuotesTheCertificate(t *testing.T) {
 	for name, cert := range certs {
 		t.Run(name, func(t *testing.T) {
 			claim := withSpec("  flux:\n    curveCert: |\n" + indent(cert, "      ") + "  containers: [{image: rockylinux:9}]\n")
-			out := render(t, claim, nil)
+			out := run(t, claim, nil)
 			if !out.Fatal {
 				t.Fatalf("the certificate was accepted")
 			}
@@ -297,11 +299,11 @@ func TestExamplesRenderAsBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			first := render(t, string(b), nil)
+			first := run(t, string(b), nil)
 			if first.Fatal {
 				t.Fatalf("refused: %v", first.Results)
 			}
-			now := render(t, string(b), first.Objects)
+			now := run(t, string(b), first.Objects)
 
 			objs, err := ParseObjects(b)
 			if err != nil {
@@ -318,7 +320,7 @@ func TestExamplesRenderAsBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before, err := run(context.Background(), Options{Observed: first.Objects}, xr)
+			before, err := RunComposite(context.Background(), function.New(), xr, Options{Observed: first.Objects})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -327,34 +329,6 @@ func TestExamplesRenderAsBefore(t *testing.T) {
 			}
 			if diff := cmp.Diff(string(before.YAML), string(now.YAML)); diff != "" {
 				t.Errorf("objects: -before, +now:\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestExamplesComposite keeps `minicluster xr` what it was for every
-// example: the committed xr.yaml.
-func TestExamplesComposite(t *testing.T) {
-	claims, err := filepath.Glob("../../examples/*/claim.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range claims {
-		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
-			b, err := os.ReadFile(f) //nolint:gosec // test data
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := CompositeYAML(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := os.ReadFile(filepath.Join(filepath.Dir(f), "xr.yaml")) //nolint:gosec // test data
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("-xr.yaml, +CompositeYAML:\n%s", diff)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package cli
+package driver
 
 import (
 	"context"
@@ -7,14 +7,16 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flux-framework/minicluster-crossplane/function"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-func render(t *testing.T, claim string, observed []*unstructured.Unstructured) *Output {
+func run(t *testing.T, claim string, observed []*unstructured.Unstructured) *Output {
 	t.Helper()
-	out, err := Render(context.Background(), Options{Claim: []byte(claim), Observed: observed})
+	out, err := Run(context.Background(), function.New(), Options{Claim: []byte(claim), Observed: observed})
 	if err != nil {
-		t.Fatalf("Render: %v", err)
+		t.Fatalf("Run: %v", err)
 	}
 	return out
 }
@@ -38,7 +40,7 @@ func helloWorld(t *testing.T) string {
 }
 
 func TestRenderHelloWorld(t *testing.T) {
-	out := render(t, helloWorld(t), nil)
+	out := run(t, helloWorld(t), nil)
 	if out.Fatal {
 		t.Fatalf("hello-world was refused: %v", out.Results)
 	}
@@ -70,16 +72,16 @@ func TestRenderHelloWorld(t *testing.T) {
 // state, as Crossplane does on every reconcile: the certificate must not
 // change, and nothing else either.
 func TestRenderReadsBackCertificate(t *testing.T) {
-	first := render(t, helloWorld(t), nil)
+	first := run(t, helloWorld(t), nil)
 	observed, err := ParseObjects(first.YAML)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second := render(t, helloWorld(t), observed)
+	second := run(t, helloWorld(t), observed)
 	if diff := cmp.Diff(string(first.YAML), string(second.YAML)); diff != "" {
 		t.Errorf("re-rendering with the first output as observed state changed it:\n%s", diff)
 	}
-	third := render(t, helloWorld(t), nil)
+	third := run(t, helloWorld(t), nil)
 	a, _, _ := unstructured.NestedString(find(first, "curve-cert").Object, "data", "curve.cert")
 	c, _, _ := unstructured.NestedString(find(third, "curve-cert").Object, "data", "curve.cert")
 	if a == c {
@@ -111,7 +113,7 @@ func TestRenderRefusesBadClaims(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			out := render(t, tc.claim, nil)
+			out := run(t, tc.claim, nil)
 			if !out.Fatal || out.Invalid == nil {
 				t.Fatalf("%s\nthe claim was accepted", tc.reason)
 			}
@@ -140,17 +142,16 @@ spec:
       runFlux: true
 `
 
-func TestComposite(t *testing.T) {
-	got, err := CompositeYAML([]byte(helloWorldClaim))
+func TestCheckedComposite(t *testing.T) {
+	got, err := CheckedComposite(context.Background(), []byte(helloWorldClaim))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"kind: XMiniCluster", "crossplane.io/claim-name: flux-sample", "crossplane.io/claim-namespace: default"} {
-		if !strings.Contains(string(got), w) {
-			t.Errorf("composite lacks %q:\n%s", w, got)
-		}
+	want := map[string]string{"crossplane.io/claim-name": "flux-sample", "crossplane.io/claim-namespace": "default"}
+	if diff := cmp.Diff(want, got.GetLabels()); diff != "" || got.GetKind() != "XMiniCluster" || got.GetName() != "flux-sample" {
+		t.Errorf("composite %s %q, labels -want, +got:\n%s", got.GetKind(), got.GetName(), diff)
 	}
-	if _, err := CompositeYAML([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")); err == nil {
+	if _, err := CheckedComposite(context.Background(), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")); err == nil {
 		t.Errorf("a file without a MiniCluster must be an error")
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flux-framework/minicluster-crossplane/function"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
-// update rewrites the goldens: go test ./internal/cli/ -run TestGoldens -update
+// update rewrites the goldens: go test ./cmd/minicluster/ -run TestGoldens -update
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.yaml from the current code")
 
 // fixedEntropy makes the CURVE keys, and so the goldens, the same on every run.
@@ -43,9 +44,9 @@ func TestGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := Render(context.Background(), Options{Claim: claim, Function: function.New(function.WithRandom(fixedEntropy{}))})
+			out, err := driver.Run(context.Background(), function.New(function.WithRandom(fixedEntropy{})), driver.Options{Claim: claim})
 			if err != nil {
-				t.Fatalf("Render: %v", err)
+				t.Fatalf("driver.Run: %v", err)
 			}
 			got := "# minicluster render -f examples/" + name + "/claim.yaml (results, then objects)\n"
 			for _, r := range out.Results {
@@ -64,10 +65,38 @@ func TestGoldens(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden) //nolint:gosec // this package's goldens
 			if err != nil {
-				t.Fatalf("%v (go test ./internal/cli/ -run TestGoldens -update writes it)", err)
+				t.Fatalf("%v (go test ./cmd/minicluster/ -run TestGoldens -update writes it)", err)
 			}
 			if diff := cmp.Diff(string(want), got); diff != "" {
 				t.Errorf("render of examples/%s differs from %s (-want, +got; -update rewrites it):\n%s", name, golden, diff)
+			}
+		})
+	}
+}
+
+// TestExamplesComposite keeps `minicluster xr` what it was for every
+// example: the committed xr.yaml.
+func TestExamplesComposite(t *testing.T) {
+	claims, err := filepath.Glob("../../examples/*/claim.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range claims {
+		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
+			b, err := os.ReadFile(f) //nolint:gosec // test data
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := compositeYAML(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(filepath.Dir(f), "xr.yaml")) //nolint:gosec // test data
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("-xr.yaml, +minicluster xr:\n%s", diff)
 			}
 		})
 	}

@@ -1,0 +1,130 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// ConvertDocs is where a Flux Operator v1alpha1 user reads about v1alpha2.
+const ConvertDocs = "https://flux-framework.org/flux-operator/getting_started/custom-resource-definition.html"
+
+// v1alpha1Only are the v1alpha1 fields v1alpha2 does not have.
+const v1alpha1Only = "users, fluxRestful, cores, diagnostics, fluxUser, runFluxAsRoot, preCommand, top-level volumes and existingVolumes"
+
+// kinds says which objects the CLI reads.
+func kinds() string {
+	return fmt.Sprintf("a %s (%s, kind %s: a claim or an upstream Flux Operator MiniCluster) or its composite resource (kind %s)",
+		v1alpha2.ClaimKind, v1alpha2.SchemeGroupVersion, v1alpha2.ClaimKind, v1alpha2.CompositeKind)
+}
+
+// describe names an object for a message: `apps/v1 Deployment "x"`.
+func describe(u *unstructured.Unstructured) string {
+	s := strings.TrimSpace(u.GetAPIVersion() + " " + u.GetKind())
+	if s == "" {
+		s = "an object without apiVersion and kind"
+	}
+	if n, ok := u.Object["metadata"].(map[string]any); ok {
+		if name, ok := n["name"].(string); ok && name != "" {
+			s += fmt.Sprintf(" %q", name)
+		}
+	}
+	return s
+}
+
+// FindMiniCluster returns the first MiniCluster claim or XMiniCluster of
+// objs. It refuses one of another API version (saying how to convert a
+// Flux Operator v1alpha1 MiniCluster) and one without metadata.name, and
+// says which kinds it reads when there is none. Other objects are ignored.
+func FindMiniCluster(objs []*unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var others []string
+	for _, obj := range objs {
+		gv, err := schema.ParseGroupVersion(obj.GetAPIVersion())
+		kind := obj.GetKind()
+		isOurs := kind == v1alpha2.ClaimKind || kind == v1alpha2.CompositeKind
+		switch {
+		case isOurs && err == nil && gv == v1alpha2.SchemeGroupVersion:
+		case isOurs && gv.Group == v1alpha2.Group && gv.Version == "v1alpha1":
+			return nil, fmt.Errorf("%s: this is a v1alpha1 MiniCluster of the Flux Operator: convert it to %s (see docs: %s) and set apiVersion: %s (the v1alpha1-only fields have no place in v1alpha2: %s)",
+				describe(obj), v1alpha2.SchemeGroupVersion, ConvertDocs, v1alpha2.SchemeGroupVersion, v1alpha1Only)
+		case isOurs && gv.Group == v1alpha2.Group:
+			return nil, fmt.Errorf("%s: version %q of the MiniCluster API is not served: only %s is (apiVersion: %s)",
+				describe(obj), gv.Version, v1alpha2.Version, v1alpha2.SchemeGroupVersion)
+		case isOurs:
+			return nil, fmt.Errorf("%s: apiVersion must be %s: this command reads %s", describe(obj), v1alpha2.SchemeGroupVersion, kinds())
+		default:
+			others = append(others, describe(obj))
+			continue
+		}
+		if obj.GetName() == "" {
+			return nil, fmt.Errorf("a %s needs metadata.name: it names the composite resource and every object composed for it (the Job, its pods, Services, ConfigMaps and the Secret)", kind)
+		}
+		return obj, nil
+	}
+	if len(others) == 0 {
+		return nil, fmt.Errorf("no object in the file: this command reads %s", kinds())
+	}
+	return nil, fmt.Errorf("no MiniCluster in the file (found %s): this command reads %s", strings.Join(others, ", "), kinds())
+}
+
+// Composite turns a claim (or upstream MiniCluster) into the composite
+// resource Crossplane would create for it. An XMiniCluster passes unchanged.
+func Composite(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	switch obj.GetKind() {
+	case v1alpha2.CompositeKind:
+		return obj, nil
+	case v1alpha2.ClaimKind:
+	default:
+		return nil, fmt.Errorf("expected kind %s or %s, got %q", v1alpha2.ClaimKind, v1alpha2.CompositeKind, obj.GetKind())
+	}
+	ns := obj.GetNamespace()
+	if ns == "" {
+		ns = "default"
+	}
+	xr := &unstructured.Unstructured{Object: map[string]any{}}
+	xr.SetAPIVersion(v1alpha2.SchemeGroupVersion.String())
+	xr.SetKind(v1alpha2.CompositeKind)
+	xr.SetName(obj.GetName())
+	xr.SetLabels(map[string]string{
+		v1alpha2.LabelClaimName:      obj.GetName(),
+		v1alpha2.LabelClaimNamespace: ns,
+	})
+	if spec, ok := obj.Object["spec"]; ok {
+		xr.Object["spec"] = spec
+	}
+	if status, ok := obj.Object["status"]; ok {
+		xr.Object["status"] = status
+	}
+	return xr, nil
+}
+
+// CheckedComposite returns the composite resource of the MiniCluster in b
+// after the checks Run makes (see Check), or the error Run would return or
+// report. The composite carries the claim's spec as written: the API
+// server's defaults are left for `crossplane composition render --xrd` (or
+// the cluster) to apply.
+func CheckedComposite(ctx context.Context, b []byte) (*unstructured.Unstructured, error) {
+	mc, err := ReadMiniCluster(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(ctx, mc.DeepCopy()); err != nil {
+		return nil, err
+	}
+	return Composite(mc)
+}
+
+// ReadMiniCluster returns the MiniCluster of the YAML or JSON stream b (see
+// FindMiniCluster), unchecked.
+func ReadMiniCluster(b []byte) (*unstructured.Unstructured, error) {
+	objs, err := ParseObjects(b)
+	if err != nil {
+		return nil, err
+	}
+	return FindMiniCluster(objs)
+}

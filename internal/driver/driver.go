@@ -1,0 +1,83 @@
+// Package driver calls the MiniCluster composition function the way
+// Crossplane does, without a cluster: it reads a claim, checks it as the API
+// server would, turns it into its composite resource, builds the
+// RunFunctionRequest and reads the response back as objects. The minicluster
+// CLI, the function's tests, benchmarks and fuzzing, and the end-to-end tests
+// all go from claim to objects through it.
+//
+// It does not import the function: callers hand it one (a Runner), so the
+// function's own tests can use it too.
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// A Runner runs a composition function: function.Function is one.
+type Runner interface {
+	RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error)
+}
+
+// Options of one run.
+type Options struct {
+	// Claim is a MiniCluster claim, an upstream MiniCluster or an
+	// XMiniCluster, as YAML or JSON (the first one of the stream is
+	// used; other kinds are ignored).
+	Claim []byte
+	// Observed objects, e.g. a previous run's output.
+	Observed []*unstructured.Unstructured
+	// Input is the function's input as YAML (optional).
+	Input []byte
+}
+
+// Run calls fn for the claim in o, as Crossplane would for the claim once
+// the API server has accepted it: a claim the API server would refuse (see
+// Check) is not composed; Output.Invalid says why, and its one FATAL result
+// carries every error. Errors are problems of the input itself: YAML, no
+// MiniCluster, another API version, no name.
+func Run(ctx context.Context, fn Runner, o Options) (*Output, error) {
+	mc, err := ReadMiniCluster(o.Claim)
+	if err != nil {
+		return nil, err
+	}
+	if err := Check(ctx, mc); err != nil {
+		var inv *InvalidError
+		if errors.As(err, &inv) {
+			return &Output{Fatal: true, Invalid: inv, Results: []string{"FATAL: " + inv.Error()}}, nil
+		}
+		return nil, err
+	}
+	xr, err := Composite(mc)
+	if err != nil {
+		return nil, err
+	}
+	return RunComposite(ctx, fn, xr, o)
+}
+
+// RunComposite calls fn for the composite resource xr as it is: no checks,
+// no defaults (o.Claim is not read).
+func RunComposite(ctx context.Context, fn Runner, xr *unstructured.Unstructured, o Options) (*Output, error) {
+	var input map[string]any
+	if len(o.Input) > 0 {
+		if err := yaml.Unmarshal(o.Input, &input); err != nil {
+			return nil, fmt.Errorf("cannot parse input: %w", err)
+		}
+	}
+	req, err := Request(xr, o.Observed, input)
+	if err != nil {
+		return nil, err
+	}
+	rsp, err := fn.RunFunction(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("function failed: %w", err)
+	}
+	cert, _, _ := unstructured.NestedString(xr.Object, "spec", "flux", "curveCert")
+	return ReadResponse(rsp, cert)
+}
