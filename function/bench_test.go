@@ -1,7 +1,7 @@
 package function_test
 
-// Benchmarks and resource tests of RunFunction, against DESIGN §8 (see
-// docs/performance.md). Run the benchmarks with
+// Benchmarks and resource tests of RunFunction, against the performance
+// targets of docs/performance.md. Run the benchmarks with
 //
 //	go test ./function/ -run '^$' -bench . -benchmem -count 6 | tee new.txt
 //	benchstat new.txt

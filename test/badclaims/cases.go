@@ -4,7 +4,7 @@
 // case. The unit test renders every claim with the CLI; the e2e test
 // (test/e2e/badclaims_test.go) creates them on a real control plane and
 // checks that the API server or the function refuses each with the same
-// message as the CLI (DESIGN.md §4 "Bad input").
+// message as the CLI.
 package badclaims
 
 import (

@@ -46,8 +46,8 @@ type badClaimRun struct {
 }
 
 // TestBadClaimsOnCluster runs the bad-claim table (test/badclaims) against a
-// real control plane (DESIGN.md §4 "Bad input": each rule fires with the same
-// message in the CLI and on the cluster):
+// real control plane: each rule fires with the same message in the CLI and
+// on the cluster:
 //
 //   - a schema-layer claim must be refused by the API server (a dry-run
 //     create), and every field error of the server's message must appear,

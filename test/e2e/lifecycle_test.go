@@ -22,7 +22,7 @@ import (
 // controller, playing the kubelet: it reports pods Running, then their
 // runner container terminated with an exit code and the pod Failed or
 // Succeeded, as a kubelet would, and checks what the Job's policies make of
-// it (DESIGN.md §4 "Lifecycle"):
+// it:
 //
 //   - the job fails on the lead (the runner exits with
 //     entrypoint.JobFailedExitCode): the Job fails and so does the claim;

@@ -85,8 +85,8 @@ type propResult struct {
 	failures       []propFailure
 }
 
-// TestPropertyValidMeansAccepted checks DESIGN.md §4 "Valid=True means it
-// runs" against the real API server, over every example claim and a seeded
+// TestPropertyValidMeansAccepted checks that Valid=True means Kubernetes
+// accepts every object the function composes, against the real API server, over every example claim and a seeded
 // corpus of claims derived from them (test/corpus):
 //
 //   - the claim is dry-run created, as a tenant would create it (kubectl's
