@@ -44,7 +44,7 @@ type Lifecycle struct {
 }
 
 // JobLifecycle returns the lifecycle fields of a MiniCluster's Job whose pods
-// run containers (the runner among them, named by container()).
+// run containers (the runner among them, named by brokerContainer).
 func JobLifecycle(mc *v1alpha2.MiniCluster, containers []corev1.Container) Lifecycle {
 	s := &mc.Spec
 	retries := int32(0)

@@ -1,0 +1,178 @@
+package render
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
+)
+
+// container is the one place a container declaration becomes a container,
+// for the brokers' containers, the services and the init container alike,
+// so that image pull policy, resources, security context, hooks, ports and
+// environment mean the same in every pod. The caller says what it runs and
+// what it mounts.
+func container(c *v1alpha2.MiniClusterContainer, command []string, mounts []corev1.VolumeMount) corev1.Container {
+	return corev1.Container{
+		Name:            c.Name,
+		Image:           c.Image,
+		ImagePullPolicy: pullPolicy(c.PullAlways, c.ImagePullPolicy),
+		WorkingDir:      c.WorkingDir,
+		Command:         command,
+		Stdin:           true,
+		TTY:             true,
+		Lifecycle:       lifecycleHooks(c.LifeCycle),
+		Resources:       resources(c.Resources),
+		SecurityContext: securityContext(c.SecurityContext),
+		Ports:           containerPorts(c.Ports),
+		Env:             env(c),
+		VolumeMounts:    mounts,
+	}
+}
+
+// initContainer installs the broker configuration and copies the Flux view
+// into the shared volumes before any broker container starts.
+func initContainer(in Input) corev1.Container {
+	view := &in.MiniCluster.Spec.Flux.Container
+	out := container(&v1alpha2.MiniClusterContainer{
+		Name:            view.Name,
+		Image:           view.Image,
+		PullAlways:      view.PullAlways,
+		WorkingDir:      view.WorkingDir,
+		Resources:       view.Resources,
+		SecurityContext: view.SecurityContext,
+	}, []string{"/bin/bash", entrypoint.Dir + "/" + entrypoint.InitKey}, viewMounts(in))
+	// It runs to completion on its own; nobody attaches to it.
+	out.Stdin, out.TTY = false, false
+	return out
+}
+
+// brokerContainer is container i of spec.containers in a broker pod. The
+// runner is named after the MiniCluster and runs its runner script; any
+// other container runs its sidecar script, which waits for the broker,
+// unless it keeps its image's entrypoint (noWrapEntrypoint).
+func brokerContainer(in Input, i int) corev1.Container {
+	mc := in.MiniCluster
+	c := &mc.Spec.Containers[i]
+	var command []string
+	switch {
+	case c.RunFlux:
+		command = []string{"/bin/bash", entrypoint.Dir + "/" + entrypoint.RunnerKey(i)}
+	case !c.NoWrapEntrypoint:
+		command = []string{"/bin/bash", entrypoint.Dir + "/" + entrypoint.SidecarKey(i)}
+	}
+	out := container(c, command, brokerMounts(in, c))
+	if c.RunFlux {
+		out.Name = mc.Name
+		// Ready means this pod's broker is up: its local socket exists.
+		out.ReadinessProbe = &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+				Command: []string{"/bin/sh", "-c", "test -S " + entrypoint.Layout{MountPath: mc.Spec.Flux.Container.MountPath}.Socket()},
+			}},
+			PeriodSeconds:    5,
+			FailureThreshold: 1,
+		}
+	}
+	return out
+}
+
+// serviceContainer is a container of spec.services. Services are not
+// brokers: they mount only their own volumes and run their command through
+// a shell, or their image's entrypoint when they have none.
+func serviceContainer(c *v1alpha2.MiniClusterContainer) corev1.Container {
+	var command []string
+	if c.Command != "" {
+		command = []string{"/bin/sh", "-c", c.Command}
+	}
+	return container(c, command, userMounts(c))
+}
+
+func pullPolicy(pullAlways bool, policy string) corev1.PullPolicy {
+	switch {
+	case pullAlways:
+		return corev1.PullAlways
+	case policy != "":
+		return corev1.PullPolicy(policy)
+	default:
+		return corev1.PullIfNotPresent
+	}
+}
+
+// lifecycleHooks run through a shell, so a hook can have arguments.
+func lifecycleHooks(lc v1alpha2.LifeCycle) *corev1.Lifecycle {
+	if lc.PostStartExec == "" && lc.PreStopExec == "" {
+		return nil
+	}
+	out := &corev1.Lifecycle{}
+	if lc.PostStartExec != "" {
+		out.PostStart = &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", lc.PostStartExec}}}
+	}
+	if lc.PreStopExec != "" {
+		out.PreStop = &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", lc.PreStopExec}}}
+	}
+	return out
+}
+
+func resources(r v1alpha2.ContainerResources) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{Limits: resourceList(r.Limits), Requests: resourceList(r.Requests)}
+}
+
+func resourceList(rl v1alpha2.ContainerResource) corev1.ResourceList {
+	if len(rl) == 0 {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	for k, v := range rl {
+		// Validated already; a bad quantity never reaches here.
+		if q, err := resource.ParseQuantity(v.String()); err == nil {
+			out[corev1.ResourceName(k)] = q
+		}
+	}
+	return out
+}
+
+// securityContext leaves out what the claim does not ask for, so that an
+// empty one renders as none rather than as {}.
+func securityContext(sc v1alpha2.SecurityContext) *corev1.SecurityContext {
+	out := &corev1.SecurityContext{RunAsUser: sc.RunAsUser, RunAsGroup: sc.RunAsGroup}
+	if sc.Privileged {
+		out.Privileged = ptr.To(true)
+	}
+	if len(sc.AddCapabilities) > 0 {
+		caps := make([]corev1.Capability, 0, len(sc.AddCapabilities))
+		for _, c := range sc.AddCapabilities {
+			caps = append(caps, corev1.Capability(c))
+		}
+		out.Capabilities = &corev1.Capabilities{Add: caps}
+	}
+	if *out == (corev1.SecurityContext{}) {
+		return nil
+	}
+	return out
+}
+
+func containerPorts(ports []int32) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	for _, p := range ports {
+		out = append(out, corev1.ContainerPort{ContainerPort: p, Protocol: corev1.ProtocolTCP})
+	}
+	return out
+}
+
+// env sets plain variables first, then those from Secrets, each sorted, so
+// the order does not depend on map iteration.
+func env(c *v1alpha2.MiniClusterContainer) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, k := range v1alpha2.SortedKeys(c.Environment) {
+		out = append(out, corev1.EnvVar{Name: k, Value: c.Environment[k]})
+	}
+	for _, k := range v1alpha2.SortedKeys(c.Secrets) {
+		s := c.Secrets[k]
+		out = append(out, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.Key},
+		}})
+	}
+	return out
+}
