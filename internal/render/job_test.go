@@ -172,3 +172,86 @@ func TestServicesPodRestartPolicy(t *testing.T) {
 		})
 	}
 }
+
+func TestJob(t *testing.T) {
+	type want struct {
+		name, namespace   string
+		labels            map[string]string
+		completionMode    *batchv1.CompletionMode
+		parallelism       *int32
+		completions       *int32
+		deadline          *int64
+		podAnnotations    map[string]string
+		containers        []string
+		initContainers    []string
+		podLabelsSelector string
+	}
+	cases := map[string]struct {
+		reason string
+		opts   []func(*v1alpha2.MiniCluster)
+		want   want
+	}{
+		"HelloWorld": {
+			reason: "An Indexed Job named after the MiniCluster runs size pods at once (index i is rank i) until the default deadline; its pods carry the scale subresource's selector label.",
+			want: want{
+				name: "flux-sample", namespace: "tenant-a",
+				completionMode: ptr.To(batchv1.IndexedCompletion), parallelism: ptr.To[int32](4), completions: ptr.To[int32](4),
+				deadline:   ptr.To[int64](v1alpha2.DefaultDeadlineSeconds),
+				containers: []string{"flux-sample"}, initContainers: []string{"flux-view"}, podLabelsSelector: "flux-sample",
+			},
+		},
+		"Clamped": {
+			reason: "A size over the maximum fixed at creation runs the maximum: hosts and resources were sized to it.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.MaxSize = 4
+				m.Spec.Size = ptr.To[int32](6)
+				m.Status.MaximumSize = 4
+			}},
+			want: want{
+				name: "flux-sample", namespace: "tenant-a",
+				completionMode: ptr.To(batchv1.IndexedCompletion), parallelism: ptr.To[int32](4), completions: ptr.To[int32](4),
+				deadline:   ptr.To[int64](v1alpha2.DefaultDeadlineSeconds),
+				containers: []string{"flux-sample"}, initContainers: []string{"flux-view"}, podLabelsSelector: "flux-sample",
+			},
+		},
+		"ClaimSettings": {
+			reason: "spec.jobLabels label the Job, spec.deadlineSeconds bounds it, spec.pod.annotations annotate its pods, and every container of spec.containers runs in order.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.JobLabels = map[string]string{"team": "hpc"}
+				m.Spec.DeadlineSeconds = ptr.To[int64](600)
+				m.Spec.Pod.Annotations = map[string]string{"example.com/owner": "hpc"}
+				m.Spec.Containers = []v1alpha2.MiniClusterContainer{
+					{Name: "web", Image: "nginx"},
+					{Image: "rockylinux:9", Command: "hostname", RunFlux: true},
+				}
+			}},
+			want: want{
+				name: "flux-sample", namespace: "tenant-a", labels: map[string]string{"team": "hpc"},
+				completionMode: ptr.To(batchv1.IndexedCompletion), parallelism: ptr.To[int32](4), completions: ptr.To[int32](4),
+				deadline: ptr.To[int64](600), podAnnotations: map[string]string{"example.com/owner": "hpc"},
+				containers: []string{"web", "flux-sample"}, initContainers: []string{"flux-view"}, podLabelsSelector: "flux-sample",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := Job(input(t, tc.opts...))
+			s := &job.Spec
+			got := want{
+				name: job.Name, namespace: job.Namespace, labels: job.Labels,
+				completionMode: s.CompletionMode, parallelism: s.Parallelism, completions: s.Completions,
+				deadline: s.ActiveDeadlineSeconds, podAnnotations: s.Template.Annotations,
+				podLabelsSelector: s.Template.Labels[plan.LabelSelector],
+			}
+			for _, c := range s.Template.Spec.Containers {
+				got.containers = append(got.containers, c.Name)
+			}
+			for _, c := range s.Template.Spec.InitContainers {
+				got.initContainers = append(got.initContainers, c.Name)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nJob(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
