@@ -6,20 +6,22 @@ package brokerconfig
 import (
 	"bytes"
 	"fmt"
-	"path"
 
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 )
 
-// DefaultPort is the port every broker binds for the overlay network.
+// DefaultPort is the port every broker binds for the overlay network, and
+// the one place in Go that says the number: everything else that means it
+// (v1alpha2.DefaultLeadBrokerPort among them) derives from it, and a test
+// holds the XRD's schema default to it.
 const DefaultPort = 8050
 
 // Options are what the broker configuration depends on.
 type Options struct {
-	// MountPath is where the Flux view volume is mounted (<mp>).
-	MountPath string
+	// Paths are the files broker.toml points Flux at, in the pods.
+	Paths Paths
 	// Service is the headless Service (pod subdomain) and Namespace its
 	// namespace: brokers reach each other at <host>.<service>.<namespace>.
 	Service   string
@@ -30,6 +32,18 @@ type Options struct {
 	Hosts hostlist.Hosts
 	// QueuePolicy of fluxion's queue manager.
 	QueuePolicy string
+}
+
+// Paths are where the pods keep what broker.toml names. They come from
+// entrypoint.Layout, as the scripts' do, so the scripts write the files
+// where Flux looks for them.
+type Paths struct {
+	// Resources is R, which the runner encodes at start.
+	Resources string
+	// CurveCert is the runner's copy of the CURVE certificate.
+	CurveCert string
+	// JobArchive is the job-archive module's database.
+	JobArchive string
 }
 
 // Config is broker.toml. Field order is table order in the file.
@@ -87,18 +101,17 @@ func Build(o Options) Config {
 	if domain == "" {
 		domain = "cluster.local"
 	}
-	config := path.Join(o.MountPath, "config")
 	c := Config{
 		Access:   Access{AllowGuestUser: true, AllowRootOwner: true},
-		Resource: Resource{Path: path.Join(config, "etc/flux/system/R")},
+		Resource: Resource{Path: o.Paths.Resources},
 		Bootstrap: Bootstrap{
-			CurveCert:      path.Join(config, "curve/curve.cert"),
+			CurveCert:      o.Paths.CurveCert,
 			DefaultPort:    DefaultPort,
 			DefaultBind:    "tcp://eth0:%p",
 			DefaultConnect: fmt.Sprintf("tcp://%%h.%s.%s.svc.%s:%%p", o.Service, o.Namespace, domain),
 		},
 		Archive: Archive{
-			DBPath:      path.Join(config, "var/lib/flux/job-archive.sqlite"),
+			DBPath:      o.Paths.JobArchive,
 			Period:      "1m",
 			BusyTimeout: "50s",
 		},

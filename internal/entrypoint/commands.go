@@ -44,9 +44,9 @@ type BatchJob struct {
 const maxShownValue = 256
 
 // Prepare splits the user strings of runner container i that become words
-// of commands, for a Job of size pods. Every string that cannot be split
-// is a field error naming the field and how to fix it.
-func Prepare(mc *v1alpha2.MiniCluster, i int, size int32) (Commands, field.ErrorList) {
+// of commands, for a Job of pl.Size pods and pl.Tasks tasks. Every string
+// that cannot be split is a field error naming the field and how to fix it.
+func Prepare(mc *v1alpha2.MiniCluster, i int, pl Plan) (Commands, field.ErrorList) {
 	if i < 0 || i >= len(mc.Spec.Containers) {
 		return Commands{}, field.ErrorList{field.InternalError(field.NewPath("spec", "containers"), fmt.Errorf("no container %d to prepare the runner of", i))}
 	}
@@ -85,7 +85,7 @@ func Prepare(mc *v1alpha2.MiniCluster, i int, size int32) (Commands, field.Error
 		}
 	}
 
-	out.Flags = nodeFlags(mc, size)
+	out.Flags = nodeFlags(pl.Size, pl.Tasks)
 	extra, _ := split(field.NewPath("spec", "flux", "optionFlags"), f.OptionFlags)
 	out.Flags = append(out.Flags, extra...)
 	if mc.Spec.Logging.Debug {
@@ -132,11 +132,7 @@ func shown(s string) any {
 
 // nodeFlags are -N <size> -n<tasks> when there are at least as many tasks as
 // nodes, -n<tasks> otherwise, -N <size> alone for tasks: 0.
-func nodeFlags(mc *v1alpha2.MiniCluster, size int32) []string {
-	tasks := v1alpha2.DefaultTasks
-	if mc.Spec.Tasks != nil {
-		tasks = *mc.Spec.Tasks
-	}
+func nodeFlags(size, tasks int32) []string {
 	switch {
 	case tasks == 0:
 		return []string{"-N", strconv.Itoa(int(size))}

@@ -51,15 +51,22 @@ func claim(size int32, command string, mutate ...func(*v1alpha2.MiniCluster)) *v
 	return mc
 }
 
-// plan is the Plan render would pass for mc: quorum is minSize when set,
+// plan is the Plan internal/plan would pass for mc: quorum is minSize when set,
 // and the runner's commands are prepared. (Bursting and maxSize > size also
-// set a quorum in render; BrokerOptions only sees the number, so minSize
+// set a quorum there; BrokerOptions only sees the number, so minSize
 // covers the script's side of it.)
 func plan(t *testing.T, mc *v1alpha2.MiniCluster, p Paths) Plan {
 	t.Helper()
-	pl := Plan{Paths: p, Name: mc.Name, Size: mc.Spec.SizeValue(), Quorum: mc.Spec.MinSize}
+	pl := Plan{
+		Layout:   Layout{MountPath: mc.Spec.Flux.Container.MountPath, Fixed: p},
+		Name:     mc.Name,
+		Size:     mc.Spec.SizeValue(),
+		Tasks:    mc.Spec.TasksValue(),
+		Quorum:   mc.Spec.MinSize,
+		LogLevel: mc.Spec.Flux.LogLevelValue(),
+	}
 	if i := mc.Spec.Runner(); i >= 0 {
-		cmds, errs := Prepare(mc, i, pl.Size)
+		cmds, errs := Prepare(mc, i, pl)
 		if len(errs) > 0 {
 			t.Fatalf("Prepare(): %v", errs.ToAggregate())
 		}

@@ -454,7 +454,7 @@ func TestPrepare(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			mc := claim(2, tc.command, tc.mutate)
-			got, errs := Prepare(mc, mc.Spec.Runner(), mc.Spec.SizeValue())
+			got, errs := Prepare(mc, mc.Spec.Runner(), Plan{Size: mc.Spec.SizeValue(), Tasks: mc.Spec.TasksValue()})
 			var fields []string
 			for _, e := range errs {
 				fields = append(fields, e.Field)

@@ -18,8 +18,18 @@ const MaxConfigMapBytes = 1 << 20
 func (p *Plan) files() field.ErrorList {
 	mc := p.MiniCluster
 	f := &mc.Spec.Flux
-	script := entrypoint.Plan{Name: mc.Name, Size: p.Size, Quorum: p.BrokerQuorum}
-	commands, errs := entrypoint.Prepare(mc, p.Runner, p.Size)
+	// The scripts and broker.toml take their paths and defaulted values
+	// from here, so neither decides one of its own.
+	layout := entrypoint.Layout{MountPath: f.Container.MountPath}
+	script := entrypoint.Plan{
+		Layout:   layout,
+		Name:     mc.Name,
+		Size:     p.Size,
+		Tasks:    mc.Spec.TasksValue(),
+		Quorum:   p.BrokerQuorum,
+		LogLevel: f.LogLevelValue(),
+	}
+	commands, errs := entrypoint.Prepare(mc, p.Runner, script)
 	if len(errs) > 0 {
 		return errs
 	}
@@ -28,7 +38,11 @@ func (p *Plan) files() field.ErrorList {
 	broker := f.BrokerConfig
 	if broker == "" {
 		b, err := brokerconfig.Build(brokerconfig.Options{
-			MountPath:   f.Container.MountPath,
+			Paths: brokerconfig.Paths{
+				Resources:  layout.Resources(),
+				CurveCert:  layout.CurveCert(),
+				JobArchive: layout.JobArchive(),
+			},
 			Service:     p.Names.Service,
 			Namespace:   p.Namespace,
 			Hosts:       p.Hosts,

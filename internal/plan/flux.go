@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 )
 
@@ -24,10 +25,6 @@ var (
 	// flux.environment lands in `export K=V` lines of a shell script.
 	shellNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
-
-// TBONFanout is the brokers' tbon.fanout: in the flat overlay every broker
-// is a child of rank 0 up to this many brokers.
-const TBONFanout = 256
 
 // bootstrapKeys are the keys Flux accepts in broker.toml's [bootstrap]
 // table, and hostKeys those of its hosts entries (flux-core 0.88).
@@ -50,8 +47,8 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		// Only rank 0 has a DNS name: every other broker must be its child.
 		if f.Topology != "" {
 			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService"))
-		} else if max := plan.MaximumSize; max > TBONFanout+1 {
-			errs = append(errs, field.Invalid(p.Child("minimalService"), true, fmt.Sprintf("gives only the lead broker a DNS name, and with more than %d brokers (this cluster has up to %d) Flux makes some brokers parents of others: remove minimalService", TBONFanout+1, max)))
+		} else if max := plan.MaximumSize; max > entrypoint.TBONFanout+1 {
+			errs = append(errs, field.Invalid(p.Child("minimalService"), true, fmt.Sprintf("gives only the lead broker a DNS name, and with more than %d brokers (this cluster has up to %d) Flux makes some brokers parents of others: remove minimalService", entrypoint.TBONFanout+1, max)))
 		}
 	}
 	for _, k := range sortedKeys(f.Environment) {

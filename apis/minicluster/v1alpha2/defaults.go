@@ -1,6 +1,10 @@
 package v1alpha2
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
+)
 
 // Defaults of the MiniCluster API. The XRD schema carries the ones the API
 // server can apply; SetDefaults applies all of them, for inputs that never
@@ -17,9 +21,13 @@ const (
 	DefaultViewImage             = "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble"
 	DefaultMountPath             = "/mnt/flux"
 	DefaultImage                 = "ghcr.io/rse-ops/accounting:app-latest"
-	DefaultLeadBrokerPort  int32 = 8050
-	DefaultRestartPolicy         = "OnFailure"
-	DefaultLogsDir               = "/tmp/fluxout"
+	// The port every broker binds, so that a root whose lead broker is
+	// reached without a NodePort needs no port in the claim. The schema's
+	// default (FluxBroker.Port's marker) must be the same number:
+	// brokerconfig's tests compare them.
+	DefaultLeadBrokerPort int32 = brokerconfig.DefaultPort
+	DefaultRestartPolicy        = "OnFailure"
+	DefaultLogsDir              = "/tmp/fluxout"
 )
 
 // PlatformDefaults are the defaults a platform team may set in the
@@ -150,6 +158,22 @@ func (s *MiniClusterSpec) SizeValue() int32 {
 		return DefaultSize
 	}
 	return *s.Size
+}
+
+// TasksValue is spec.tasks, or its default when unset.
+func (s *MiniClusterSpec) TasksValue() int32 {
+	if s.Tasks == nil {
+		return DefaultTasks
+	}
+	return *s.Tasks
+}
+
+// LogLevelValue is spec.flux.logLevel, or its default when unset.
+func (f *FluxSpec) LogLevelValue() int32 {
+	if f.LogLevel == nil {
+		return DefaultLogLevel
+	}
+	return *f.LogLevel
 }
 
 // CreationMaximum is the largest size a MiniCluster created with this spec
