@@ -21,6 +21,8 @@ import (
 type CLI struct {
 	Render RenderCmd `cmd:"" help:"Print the objects composed for a MiniCluster claim (or Flux Operator MiniCluster YAML) as a YAML stream. The claim is first checked as the API server would: unknown fields, metadata, the XRD's schema and CEL rules (defaults applied)."`
 	XR     XRCmd     `cmd:"" help:"Print the composite resource (XMiniCluster) Crossplane creates for a claim, e.g. as input of crossplane composition render. The claim is checked as by render." name:"xr"`
+
+	Convert ConvertCmd `cmd:"" help:"Convert Flux Operator v1alpha1 MiniClusters to v1alpha2 claims (stdout); every v1alpha1 field without a v1alpha2 field gets a line on stderr saying why, or what to do instead."`
 }
 
 // XRCmd prints a claim's composite resource.

@@ -30,9 +30,9 @@ func TestRenderRefusesInput(t *testing.T) {
 		"V1alpha1": {
 			reason: "A Flux Operator v1alpha1 MiniCluster is to be converted.",
 			claim:  strings.Replace(helloWorldClaim, "v1alpha2", "v1alpha1", 1),
-			want: `flux-framework.org/v1alpha1 MiniCluster "flux-sample": this is a v1alpha1 MiniCluster of the Flux Operator: ` +
-				`convert it to flux-framework.org/v1alpha2 (see docs: ` + ConvertDocs + `) and set apiVersion: flux-framework.org/v1alpha2 ` +
-				`(the v1alpha1-only fields have no place in v1alpha2: users, fluxRestful, cores, diagnostics, fluxUser, runFluxAsRoot, preCommand, top-level volumes and existingVolumes)`,
+			want: `flux-framework.org/v1alpha1 MiniCluster "flux-sample": this is a v1alpha1 MiniCluster of the Flux Operator, and only flux-framework.org/v1alpha2 is served: ` +
+				"convert it with `minicluster convert -f <file> > claim.yaml` (it maps every v1alpha1 field with a v1alpha2 meaning and prints a line for each one it cannot map: " +
+				"users, fluxRestful, cores, diagnostics, fluxUser, runFluxAsRoot, preCommand, top-level volumes, ...), then render the result",
 		},
 		"OtherVersion": {
 			reason: "Only v1alpha2 is served.",

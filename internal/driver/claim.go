@@ -14,8 +14,10 @@ import (
 // ConvertDocs is where a Flux Operator v1alpha1 user reads about v1alpha2.
 const ConvertDocs = "https://flux-framework.org/flux-operator/getting_started/custom-resource-definition.html"
 
-// v1alpha1Only are the v1alpha1 fields v1alpha2 does not have.
-const v1alpha1Only = "users, fluxRestful, cores, diagnostics, fluxUser, runFluxAsRoot, preCommand, top-level volumes and existingVolumes"
+// convertHint tells a v1alpha1 user how to convert: minicluster convert maps
+// every field with a v1alpha2 meaning and names the others
+// (docs/v1alpha1.md lists every field's fate).
+const convertHint = "convert it with `minicluster convert -f <file> > claim.yaml` (it maps every v1alpha1 field with a v1alpha2 meaning and prints a line for each one it cannot map: users, fluxRestful, cores, diagnostics, fluxUser, runFluxAsRoot, preCommand, top-level volumes, ...), then render the result"
 
 // kinds says which objects the CLI reads.
 func kinds() string {
@@ -50,8 +52,8 @@ func FindMiniCluster(objs []*unstructured.Unstructured) (*unstructured.Unstructu
 		switch {
 		case isOurs && err == nil && gv == v1alpha2.SchemeGroupVersion:
 		case isOurs && gv.Group == v1alpha2.Group && gv.Version == "v1alpha1":
-			return nil, fmt.Errorf("%s: this is a v1alpha1 MiniCluster of the Flux Operator: convert it to %s (see docs: %s) and set apiVersion: %s (the v1alpha1-only fields have no place in v1alpha2: %s)",
-				describe(obj), v1alpha2.SchemeGroupVersion, ConvertDocs, v1alpha2.SchemeGroupVersion, v1alpha1Only)
+			return nil, fmt.Errorf("%s: this is a v1alpha1 MiniCluster of the Flux Operator, and only %s is served: %s",
+				describe(obj), v1alpha2.SchemeGroupVersion, convertHint)
 		case isOurs && gv.Group == v1alpha2.Group:
 			return nil, fmt.Errorf("%s: version %q of the MiniCluster API is not served: only %s is (apiVersion: %s)",
 				describe(obj), gv.Version, v1alpha2.Version, v1alpha2.SchemeGroupVersion)
