@@ -13,6 +13,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
@@ -89,7 +90,7 @@ func status(p *plan.Plan, observed map[resource.Name]resource.ObservedComposed, 
 		if err := fromObserved(o, svc); err == nil {
 			lb := &v1alpha2.LeadBrokerStatus{Service: svc.Name}
 			for _, port := range svc.Spec.Ports {
-				if port.Port == render.BrokerPort {
+				if port.Port == brokerconfig.DefaultPort {
 					lb.NodePort = port.NodePort
 				}
 			}

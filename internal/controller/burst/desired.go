@@ -15,9 +15,9 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
-	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
 // Labels on what the controller creates in the target, so it only ever
@@ -109,7 +109,7 @@ func LeadPod(pods []corev1.Pod) *corev1.Pod {
 // NodePort is the lead broker Service's node port for the broker port.
 func NodePort(svc *corev1.Service) int32 {
 	for _, p := range svc.Spec.Ports {
-		if p.Port == render.BrokerPort {
+		if p.Port == brokerconfig.DefaultPort {
 			return p.NodePort
 		}
 	}
