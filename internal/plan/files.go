@@ -20,7 +20,7 @@ func (p *Plan) files() field.ErrorList {
 	f := &mc.Spec.Flux
 	// The scripts and broker.toml take their paths and defaulted values
 	// from here, so neither decides one of its own.
-	layout := entrypoint.Layout{MountPath: f.Container.MountPath}
+	layout := p.Layout
 	script := entrypoint.Plan{
 		Layout:   layout,
 		Name:     mc.Name,

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 )
 
@@ -58,6 +59,9 @@ type Plan struct {
 	Hosts hostlist.Hosts
 	// Names of the composed objects.
 	Names Names
+	// Layout is where everything lives in the pods: the scripts, the
+	// probe and the mounts take their paths from it.
+	Layout entrypoint.Layout
 	// Files of the entrypoint ConfigMap: broker.toml, hostlist and scripts.
 	Files map[string]string
 }
@@ -77,6 +81,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 		RequestedSize:    s.SizeValue(),
 		MaximumSize:      MaximumSize(mc),
 		Runner:           s.Runner(),
+		Layout:           entrypoint.Layout{MountPath: s.Flux.Container.MountPath},
 	}
 	p.Size = min(p.RequestedSize, p.MaximumSize)
 	p.BrokerQuorum = brokerQuorum(mc, p.Size, p.MaximumSize)

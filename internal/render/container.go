@@ -43,7 +43,7 @@ func initContainer(in Input) corev1.Container {
 		WorkingDir:      view.WorkingDir,
 		Resources:       view.Resources,
 		SecurityContext: view.SecurityContext,
-	}, []string{"/bin/bash", entrypoint.Dir + "/" + entrypoint.InitKey}, viewMounts(in))
+	}, []string{"/bin/bash", in.Layout.Entrypoint(entrypoint.InitKey)}, viewMounts(in))
 	// It runs to completion on its own; nobody attaches to it.
 	out.Stdin, out.TTY = false, false
 	return out
@@ -59,9 +59,9 @@ func brokerContainer(in Input, i int) corev1.Container {
 	var command []string
 	switch {
 	case c.RunFlux:
-		command = []string{"/bin/bash", entrypoint.Dir + "/" + entrypoint.RunnerKey(i)}
+		command = []string{"/bin/bash", in.Layout.Entrypoint(entrypoint.RunnerKey(i))}
 	case !c.NoWrapEntrypoint:
-		command = []string{"/bin/bash", entrypoint.Dir + "/" + entrypoint.SidecarKey(i)}
+		command = []string{"/bin/bash", in.Layout.Entrypoint(entrypoint.SidecarKey(i))}
 	}
 	out := container(c, command, brokerMounts(in, c))
 	if c.RunFlux {
@@ -69,7 +69,7 @@ func brokerContainer(in Input, i int) corev1.Container {
 		// Ready means this pod's broker is up: its local socket exists.
 		out.ReadinessProbe = &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
-				Command: []string{"/bin/sh", "-c", "test -S " + entrypoint.Layout{MountPath: mc.Spec.Flux.Container.MountPath}.Socket()},
+				Command: []string{"/bin/sh", "-c", "test -S " + in.Layout.Socket()},
 			}},
 			PeriodSeconds:    5,
 			FailureThreshold: 1,
