@@ -478,32 +478,35 @@ func TestRunner(t *testing.T) {
 	}
 }
 
-func TestSizeValue(t *testing.T) {
+// TestValues covers the accessors that read a field or its default, so the
+// plan, the scripts and the burst controller agree on a value the claim left
+// unset.
+func TestValues(t *testing.T) {
 	cases := map[string]struct {
 		reason string
-		size   *int32
-		want   int32
+		spec   MiniClusterSpec
+		want   [3]int32 // size, tasks, log level
 	}{
 		"Unset": {
-			reason: "An unset size is the default, 1.",
-			want:   1,
+			reason: "Unset fields are their defaults: size 1, tasks 1, log level 6.",
+			want:   [3]int32{DefaultSize, DefaultTasks, DefaultLogLevel},
 		},
 		"Set": {
-			reason: "A set size is returned as is.",
-			size:   ptr(int32(5)),
-			want:   5,
+			reason: "Set fields are returned as they are.",
+			spec:   MiniClusterSpec{Size: ptr(int32(5)), Tasks: ptr(int32(4)), Flux: FluxSpec{LogLevel: ptr(int32(7))}},
+			want:   [3]int32{5, 4, 7},
 		},
 		"Zero": {
-			reason: "An explicit 0 is returned as is, for Validate to reject.",
-			size:   ptr(int32(0)),
-			want:   0,
+			reason: "An explicit 0 is returned as is, not replaced by the default: the schema refuses a size of 0, and a log level of 0 is Flux's quietest.",
+			spec:   MiniClusterSpec{Size: ptr(int32(0)), Tasks: ptr(int32(0)), Flux: FluxSpec{LogLevel: ptr(int32(0))}},
+			want:   [3]int32{0, 0, 0},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := &MiniClusterSpec{Size: tc.size}
-			if diff := cmp.Diff(tc.want, s.SizeValue()); diff != "" {
-				t.Errorf("%s\nSizeValue(): -want, +got:\n%s", tc.reason, diff)
+			got := [3]int32{tc.spec.SizeValue(), tc.spec.TasksValue(), tc.spec.Flux.LogLevelValue()}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n[SizeValue, TasksValue, LogLevelValue]: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
