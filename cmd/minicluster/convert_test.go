@@ -61,12 +61,12 @@ func TestConvertGoldens(t *testing.T) {
 			got += stdout
 			golden := filepath.Join(convertDir, tc.file+".golden.yaml")
 			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil { //nolint:gosec // goldens are world-readable
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			want, err := os.ReadFile(golden) //nolint:gosec // this package's goldens
+			want, err := os.ReadFile(golden)
 			if err != nil {
 				t.Fatalf("%v (go test ./cmd/minicluster/ -run TestConvertGoldens -update writes it)", err)
 			}
@@ -95,7 +95,7 @@ func TestConvertedRender(t *testing.T) {
 	}
 	n := 0
 	for _, g := range goldens {
-		b, err := os.ReadFile(g) //nolint:gosec // this package's goldens
+		b, err := os.ReadFile(g)
 		if err != nil {
 			t.Fatal(err)
 		}
