@@ -43,8 +43,9 @@ render: build ## Render $(EXAMPLE) with crossplane composition render (the funct
 		--function $(BIN)/function
 
 .PHONY: lint
-lint: ## gofmt and go vet.
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+lint: ## golangci-lint with .golangci.yml (gofmt, staticcheck, gosec, depguard's domain boundary, ...) and go vet.
+	@$(TOOLS) install golangci-lint
+	"$$($(TOOLS) path golangci-lint)" run ./...
 	go vet ./...
 
 .PHONY: test-unit

@@ -7,8 +7,9 @@
 #   hack/tools.sh versions            print the pinned versions
 #
 # Tool names: crossplane-cli crossplane-core kubernetes controller-gen crane
-# etcd shellcheck. Binary names for `path`: crossplane-cli crossplane-core
-# kube-apiserver kube-controller-manager controller-gen crane etcd shellcheck.
+# golangci-lint etcd shellcheck. Binary names for `path`: crossplane-cli
+# crossplane-core kube-apiserver kube-controller-manager controller-gen crane
+# golangci-lint etcd shellcheck.
 #
 # Cache root: ${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}.
 # Every tool lives in a directory keyed by its version and is only (re)built
@@ -22,14 +23,16 @@ CROSSPLANE_CORE_VERSION=v2.4.0  # module github.com/crossplane/crossplane/v2 (v2
 KUBERNETES_VERSION=v1.34.12     # module k8s.io/kubernetes; staging modules at v0.34.12
 CONTROLLER_GEN_VERSION=v0.20.0  # module sigs.k8s.io/controller-tools
 CRANE_VERSION=v0.21.9           # module github.com/google/go-containerregistry (as used by the CLI)
+GOLANGCI_LINT_VERSION=v2.15.0   # module github.com/golangci/golangci-lint/v2 (config: .golangci.yml)
 
 CROSSPLANE_CLI_MODULE=github.com/crossplane/cli/v2
 CROSSPLANE_CORE_MODULE=github.com/crossplane/crossplane/v2
 KUBERNETES_MODULE=k8s.io/kubernetes
 CONTROLLER_GEN_MODULE=sigs.k8s.io/controller-tools
 CRANE_MODULE=github.com/google/go-containerregistry
+GOLANGCI_LINT_MODULE=github.com/golangci/golangci-lint/v2
 
-ALL_TOOLS=(controller-gen etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes)
+ALL_TOOLS=(controller-gen golangci-lint etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes)
 
 ROOT="${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}"
 
@@ -44,7 +47,7 @@ usage: $0 install [NAME...]      install tools (default: all)
        $0 versions               print the pinned versions
 
 tools:    ${ALL_TOOLS[*]}
-binaries: crossplane-cli crossplane-core kube-apiserver kube-controller-manager controller-gen crane etcd shellcheck
+binaries: crossplane-cli crossplane-core kube-apiserver kube-controller-manager controller-gen crane golangci-lint etcd shellcheck
 cache:    $ROOT (override with MC_TOOLS_DIR)
 EOF
 }
@@ -161,6 +164,7 @@ tool_dir() { # NAME -> versioned directory
 	kubernetes) echo "$ROOT/kubernetes-$KUBERNETES_VERSION" ;;
 	controller-gen) echo "$ROOT/controller-gen-$CONTROLLER_GEN_VERSION" ;;
 	crane) echo "$ROOT/crane-$CRANE_VERSION" ;;
+	golangci-lint) echo "$ROOT/golangci-lint-$GOLANGCI_LINT_VERSION" ;;
 	*) die "unknown tool $1" ;;
 	esac
 }
@@ -172,8 +176,9 @@ bin_path() { # BINARY -> absolute path (may not exist)
 	kube-apiserver | kube-controller-manager) echo "$(tool_dir kubernetes)/$1" ;;
 	controller-gen) echo "$(tool_dir controller-gen)/controller-gen" ;;
 	crane) echo "$(tool_dir crane)/crane" ;;
+	golangci-lint) echo "$(tool_dir golangci-lint)/golangci-lint" ;;
 	etcd | shellcheck) command -v "$1" 2>/dev/null || echo "/nonexistent/$1" ;;
-	*) die "unknown binary $1 (want one of: crossplane-cli crossplane-core kube-apiserver kube-controller-manager controller-gen crane etcd shellcheck)" ;;
+	*) die "unknown binary $1 (want one of: crossplane-cli crossplane-core kube-apiserver kube-controller-manager controller-gen crane golangci-lint etcd shellcheck)" ;;
 	esac
 }
 
@@ -189,6 +194,7 @@ present() { # NAME -> true if installed and working
 		;;
 	controller-gen) runs_version "$CONTROLLER_GEN_VERSION" "$(bin_path controller-gen)" --version ;;
 	crane) runs_version "$CRANE_VERSION" "$(bin_path crane)" version ;;
+	golangci-lint) runs_version "version ${GOLANGCI_LINT_VERSION#v} " "$(bin_path golangci-lint)" --version ;;
 	etcd) command -v etcd >/dev/null 2>&1 && etcd --version >/dev/null 2>&1 ;;
 	shellcheck) command -v shellcheck >/dev/null 2>&1 && shellcheck --version >/dev/null 2>&1 ;;
 	czmq) [[ -f /usr/include/czmq.h ]] ;;
@@ -203,6 +209,7 @@ tool_version() {
 	kubernetes) echo "$KUBERNETES_VERSION" ;;
 	controller-gen) echo "$CONTROLLER_GEN_VERSION" ;;
 	crane) echo "$CRANE_VERSION" ;;
+	golangci-lint) echo "$GOLANGCI_LINT_VERSION" ;;
 	etcd) (etcd --version 2>/dev/null || true) | sed -n 's/^etcd Version: /v/p' | head -n1 ;;
 	shellcheck) (shellcheck --version 2>/dev/null || true) | sed -n 's/^version: /v/p' | head -n1 ;;
 	czmq) (dpkg-query -W -f='${Version}' libczmq-dev 2>/dev/null || true) ;;
@@ -265,6 +272,13 @@ build_crane() {
 		"-X github.com/google/go-containerregistry/cmd/crane/cmd.Version=$CRANE_VERSION"
 }
 
+# golangci-lint prints "has version 2.15.0" (no v, as its releases do) from
+# main.version; set it so a copied-module build says the same as go install.
+build_golangci_lint() {
+	go_install_tool golangci-lint "$GOLANGCI_LINT_MODULE" "$GOLANGCI_LINT_VERSION" cmd/golangci-lint \
+		"-X main.version=${GOLANGCI_LINT_VERSION#v}"
+}
+
 build_crossplane_cli() {
 	build_copied_module crossplane-cli "$CROSSPLANE_CLI_MODULE" "$CROSSPLANE_CLI_VERSION" "$CROSSPLANE_CLI_VERSION" \
 		"-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$CROSSPLANE_CLI_VERSION" \
@@ -325,6 +339,7 @@ build_note() {
 	crossplane-core) echo "cold build ~20 min on 2 cores" ;;
 	kubernetes) echo "cold build ~25-30 min on 2 cores" ;;
 	controller-gen | crane) echo "cold build ~1-3 min" ;;
+	golangci-lint) echo "cold build ~4-9 min on 2 cores" ;;
 	etcd) echo "Debian package etcd-server" ;;
 	shellcheck) echo "Debian package shellcheck" ;;
 	czmq) echo "Debian package libczmq-dev" ;;
@@ -409,6 +424,7 @@ crossplane-core $CROSSPLANE_CORE_MODULE $CROSSPLANE_CORE_VERSION
 kubernetes      $KUBERNETES_MODULE $KUBERNETES_VERSION
 controller-gen  $CONTROLLER_GEN_MODULE $CONTROLLER_GEN_VERSION
 crane           $CRANE_MODULE $CRANE_VERSION
+golangci-lint   $GOLANGCI_LINT_MODULE $GOLANGCI_LINT_VERSION
 etcd            debian etcd-server
 shellcheck      debian shellcheck
 EOF
