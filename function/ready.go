@@ -37,8 +37,8 @@ func ready(name string, o resource.ObservedComposed, job *batchv1.Job, quorum in
 	if o.Resource == nil {
 		return resource.ReadyFalse
 	}
-	switch {
-	case name == render.KeyJob:
+	switch name {
+	case render.KeyJob:
 		if job == nil {
 			return resource.ReadyFalse
 		}
@@ -49,7 +49,7 @@ func ready(name string, o resource.ObservedComposed, job *batchv1.Job, quorum in
 			return resource.ReadyTrue
 		}
 		return resource.ReadyFalse
-	case name == render.KeyServicesPod:
+	case render.KeyServicesPod:
 		pod := &corev1.Pod{}
 		if err := fromObserved(o, pod); err != nil {
 			return resource.ReadyFalse

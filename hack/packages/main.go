@@ -92,7 +92,7 @@ func build(p pkg, crossplane, bin, out string, vars map[string]string) (string, 
 			return "", err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(root, "crossplane.yaml"), []byte(text), 0o644); err != nil { //nolint:gosec // package metadata is public
+	if err := os.WriteFile(filepath.Join(root, "crossplane.yaml"), []byte(text), 0o644); err != nil {
 		return "", err
 	}
 	for _, g := range p.files {
@@ -141,7 +141,7 @@ func build(p pkg, crossplane, bin, out string, vars map[string]string) (string, 
 		return "", err
 	}
 	args = append(args, "--package-file="+file)
-	cmd := exec.Command(crossplane, args...) //nolint:gosec // the pinned CLI
+	cmd := exec.Command(crossplane, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("crossplane xpkg build: %w", err)
@@ -152,7 +152,7 @@ func build(p pkg, crossplane, bin, out string, vars map[string]string) (string, 
 // writeImage writes an OCI image tarball: an empty base, one layer with the
 // static binary at /<name>, running as a non-root user.
 func writeImage(binary, entry, port, repo, path string) error {
-	data, err := os.ReadFile(binary) //nolint:gosec // our own build output
+	data, err := os.ReadFile(binary)
 	if err != nil {
 		return fmt.Errorf("%w (build it with make build-linux)", err)
 	}
@@ -196,14 +196,14 @@ func writeImage(binary, entry, port, repo, path string) error {
 }
 
 func copyFile(from, to string) error {
-	b, err := os.ReadFile(from) //nolint:gosec // files of this repository
+	b, err := os.ReadFile(from)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(to, b, 0o644) //nolint:gosec // package contents are public
+	return os.WriteFile(to, b, 0o644)
 }
 
 // functionName is the name Crossplane gives a Function it installs as a
@@ -255,7 +255,7 @@ var functionRefRE = regexp.MustCompile(`(?m)^(\s*(?:-\s+)?functionRef:\s*\n\s*na
 // file's comments), and checks the result: every Composition's steps call
 // new. Files without Compositions are unchanged.
 func renameFunctionRefs(path, old, new string) error {
-	b, err := os.ReadFile(path) //nolint:gosec // our own staging copy
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func renameFunctionRefs(path, old, new string) error {
 	if err := checkFunctionRefs(out, new); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return os.WriteFile(path, []byte(out), 0o644) //nolint:gosec // package contents are public
+	return os.WriteFile(path, []byte(out), 0o644)
 }
 
 // checkFunctionRefs decodes every YAML document and checks each Composition

@@ -47,7 +47,7 @@ func TestRenameFunctionRefs(t *testing.T) {
 		if err := renameFunctionRefs(path, tc.old, tc.new); err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(path) //nolint:gosec // test file
+		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestRenameFunctionRefs(t *testing.T) {
 	if err := renameFunctionRefs(path, "function-minicluster", "x-function-minicluster"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(path); string(got) != string(xrd) { //nolint:gosec // test file
+	if got, _ := os.ReadFile(path); string(got) != string(xrd) {
 		t.Error("definition.yaml changed")
 	}
 

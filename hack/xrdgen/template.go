@@ -105,7 +105,7 @@ func trimTransitionRules(schema map[string]any) int {
 
 // trimTemplateFile rewrites a Burst CRD file in place with TrimTemplate.
 func trimTemplateFile(path string) error {
-	b, err := os.ReadFile(path) //nolint:gosec // a path given by hack/generate.sh
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
@@ -116,5 +116,5 @@ func trimTemplateFile(path string) error {
 	if bytes.Equal(out, b) {
 		return nil
 	}
-	return os.WriteFile(path, out, 0o644) //nolint:gosec // a manifest meant to be read
+	return os.WriteFile(path, out, 0o644)
 }

@@ -80,11 +80,11 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 
 func same(t *testing.T, committed, fresh string) {
 	t.Helper()
-	want, err := os.ReadFile(fresh) //nolint:gosec // test files
+	want, err := os.ReadFile(fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(committed) //nolint:gosec // test files
+	got, err := os.ReadFile(committed)
 	if err != nil {
 		t.Fatalf("%s is missing: run make generate", committed)
 	}
@@ -102,7 +102,7 @@ const burstCRD = "bursting.flux-framework.org_bursts.yaml"
 // it unchanged.
 func TestBurstTemplateHasNoTransitionRules(t *testing.T) {
 	path := filepath.Join("..", "..", "package", "provider", "crds", burstCRD)
-	b, err := os.ReadFile(path) //nolint:gosec // test files
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // certificate CZMQ made and Flux brokers have loaded.
 const (
 	samplePublic = "}D{Y3<amLLl*TIt>@b*umPD-nBr#I}[PnV!lZBkW"
-	sampleSecret = "5khD%TixeW<j<6ssPNG>s<nY1E}5)fyk@TI)g8Xu"
+	sampleSecret = "5khD%TixeW<j<6ssPNG>s<nY1E}5)fyk@TI)g8Xu" //nolint:gosec // G101: a published sample key, not a credential
 )
 
 // sampleCert is the upstream example verbatim (YAML block indentation

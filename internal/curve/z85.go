@@ -1,6 +1,7 @@
 package curve
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 )
@@ -31,7 +32,7 @@ func EncodeZ85(src []byte) (string, error) {
 	b.Grow(len(src) / 4 * 5)
 	var digits [5]byte
 	for i := 0; i < len(src); i += 4 {
-		v := uint32(src[i])<<24 | uint32(src[i+1])<<16 | uint32(src[i+2])<<8 | uint32(src[i+3])
+		v := binary.BigEndian.Uint32(src[i : i+4])
 		for j := 4; j >= 0; j-- {
 			digits[j] = z85Alphabet[v%85]
 			v /= 85

@@ -322,6 +322,7 @@ func TestUnknown(t *testing.T) {
 			reason: "hello-world has no unknown fields.",
 			obj:    helloWorld,
 		},
+		//nolint:misspell // "nmae" is one of the typos under test
 		"Typos": {
 			reason: "Unknown fields are named by path, metadata's too, sorted.",
 			obj: `apiVersion: flux-framework.org/v1alpha2
@@ -467,7 +468,7 @@ func TestExamplesValidate(t *testing.T) {
 	fence := regexp.MustCompile("(?s)```yaml\n(.*?)```")
 	n := 0
 	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // test data
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,10 +28,10 @@ const (
 func (g *gen) label(n int) string {
 	b := make([]byte, n)
 	for i := range b {
-		switch {
-		case i == 0:
+		switch i {
+		case 0:
 			b[i] = lower[g.r.IntN(len(lower))]
-		case i == n-1:
+		case n - 1:
 			b[i] = alnum[g.r.IntN(len(alnum))]
 		default:
 			b[i] = labelc[g.r.IntN(len(labelc))]

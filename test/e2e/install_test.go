@@ -362,7 +362,7 @@ func toolPath(t *testing.T, repo, env, name string) string {
 	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	out, err := exec.Command(filepath.Join(repo, "hack", "tools.sh"), "path", name).Output() //nolint:gosec // our own script
+	out, err := exec.Command(filepath.Join(repo, "hack", "tools.sh"), "path", name).Output()
 	if p := strings.TrimSpace(string(out)); err == nil && p != "" {
 		return p
 	}
@@ -373,7 +373,7 @@ func toolPath(t *testing.T, repo, env, name string) string {
 // runCmd runs a command in dir, failing the test with its output.
 func runCmd(t *testing.T, dir string, env []string, name string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(name, args...) //nolint:gosec // the test's own tools
+	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -386,7 +386,7 @@ func runCmd(t *testing.T, dir string, env []string, name string, args ...string)
 // /<name>) to dir/pkg-<name>.
 func runtimeBinary(t *testing.T, crane, ref, name, dir string) string {
 	t.Helper()
-	out, err := exec.Command(crane, "config", ref).Output() //nolint:gosec // the test's own tools
+	out, err := exec.Command(crane, "config", ref).Output()
 	if err != nil {
 		t.Fatalf("crane config %s: %v", ref, err)
 	}
@@ -401,10 +401,10 @@ func runtimeBinary(t *testing.T, crane, ref, name, dir string) string {
 		t.Fatalf("%s: image %s/%s with entrypoint %v, want linux/amd64 running /%s", ref, cfg.OS, cfg.Architecture, cfg.Config.Entrypoint, name)
 	}
 	fs := filepath.Join(dir, "pkg-"+name+".tar")
-	if b, err := exec.Command(crane, "export", ref, fs).CombinedOutput(); err != nil { //nolint:gosec // the test's own tools
+	if b, err := exec.Command(crane, "export", ref, fs).CombinedOutput(); err != nil {
 		t.Fatalf("crane export %s: %v\n%s", ref, err, b)
 	}
-	f, err := os.Open(fs) //nolint:gosec // written above
+	f, err := os.Open(fs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -263,7 +263,7 @@ func TestExternalLifecycle(t *testing.T) {
 	if err != nil || !obs.ResourceExists || !obs.ResourceUpToDate {
 		t.Fatalf("after Create: %+v, %v; want existing and up to date", obs, err)
 	}
-	want := v1alpha1.BurstObservation{Address: "34.1.1.1", Port: 30093, Node: "node-a", Claim: "cloud/burst-0", CurveCertSecret: "cloud/burst-0-curve-cert"}
+	want := v1alpha1.BurstObservation{Address: "34.1.1.1", Port: 30093, Node: "node-a", Claim: "cloud/burst-0", CurveCertSecret: "cloud/burst-0-curve-cert"} //nolint:gosec // G101: a Secret's name, not its content
 	if diff := cmp.Diff(want, b.Status.AtProvider); diff != "" {
 		t.Errorf("atProvider: -want, +got:\n%s", diff)
 	}

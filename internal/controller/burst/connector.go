@@ -72,7 +72,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		return nil, errors.Errorf("spec.providerConfigRef.kind %q is neither ProviderConfig nor ClusterProviderConfig", ref.Kind)
 	}
 
-	switch spec.Credentials.Source { //nolint:exhaustive // the schema allows only these two
+	switch spec.Credentials.Source {
 	case xpv2.CredentialsSourceNone:
 		return &external{local: c.kube, target: c.kube}, nil
 	case xpv2.CredentialsSourceSecret:
@@ -156,7 +156,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, poll time.Duration) error {
 			clientFor: NewClientFor(mgr.GetScheme()),
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // SA1019: crossplane-runtime's event.NewAPIRecorder takes the old record.EventRecorder
 		managed.WithPollInterval(poll),
 	)
 	return ctrl.NewControllerManagedBy(mgr).

@@ -535,7 +535,7 @@ func (cp *ControlPlane) LogFiles() []string {
 // DumpLogs writes the path and the last lines of every log to w.
 func (cp *ControlPlane) DumpLogs(w io.Writer, lines int) {
 	for _, f := range cp.LogFiles() {
-		fmt.Fprintf(w, "---- %s (last %d lines)\n%s\n", f, lines, tail(f, lines))
+		_, _ = fmt.Fprintf(w, "---- %s (last %d lines)\n%s\n", f, lines, tail(f, lines))
 	}
 }
 

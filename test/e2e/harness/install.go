@@ -19,7 +19,7 @@ import (
 
 // ReadObjects reads every object of a (multi-document) YAML file.
 func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
-	b, err := os.ReadFile(path) //nolint:gosec // test input
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (cp *ControlPlane) install(ctx context.Context) error {
 		if err := cp.Client.List(ctx, l, client.MatchingLabels{"crossplane.io/composition-name": CompositionName}); err != nil {
 			return false, err
 		}
-		var last error = fmt.Errorf("no CompositionRevision yet")
+		last := fmt.Errorf("no CompositionRevision yet")
 		for _, r := range l.Items {
 			st, msg := Condition(&r, "ValidPipeline")
 			if st == "True" {

@@ -48,8 +48,8 @@ func (p *process) start() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(logf, "\n==== %s: %s %s\n", time.Now().Format(time.RFC3339), p.path, strings.Join(p.args, " "))
-	cmd := exec.Command(p.path, p.args...) //nolint:gosec // test harness runs the tools it was given
+	_, _ = fmt.Fprintf(logf, "\n==== %s: %s %s\n", time.Now().Format(time.RFC3339), p.path, strings.Join(p.args, " "))
+	cmd := exec.Command(p.path, p.args...)
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout = logf
@@ -153,9 +153,9 @@ func run(ctx context.Context, name, path string, args, env []string, logPath str
 		return err
 	}
 	defer logf.Close() //nolint:errcheck // best effort log
-	fmt.Fprintf(logf, "\n==== %s: %s %s\n", time.Now().Format(time.RFC3339), path, strings.Join(args, " "))
+	_, _ = fmt.Fprintf(logf, "\n==== %s: %s %s\n", time.Now().Format(time.RFC3339), path, strings.Join(args, " "))
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, args...) //nolint:gosec // test harness runs the tools it was given
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = io.MultiWriter(logf, &out)
 	cmd.Stderr = io.MultiWriter(logf, &out)
@@ -168,7 +168,7 @@ func run(ctx context.Context, name, path string, args, env []string, logPath str
 
 // tail returns the last n lines of a file.
 func tail(path string, n int) string {
-	b, err := os.ReadFile(path) //nolint:gosec // our own log file
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(cannot read %s: %v)", path, err)
 	}

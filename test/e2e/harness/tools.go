@@ -55,7 +55,7 @@ func FindTools(ctx context.Context, repoRoot string) (Tools, error) {
 			missing = append(missing, fmt.Sprintf("%s=%s is not an executable", env, p))
 			return ""
 		}
-		out, err := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "tools.sh"), "path", name).Output() //nolint:gosec // our own script
+		out, err := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "tools.sh"), "path", name).Output()
 		if p := strings.TrimSpace(string(out)); err == nil && isExecutable(p) {
 			return p
 		}
@@ -127,7 +127,7 @@ func RepoRoot() (string, error) {
 		return "", err
 	}
 	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod")) //nolint:gosec // the module's own go.mod
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 		if err == nil && strings.Contains(string(b), "module github.com/flux-framework/minicluster-crossplane\n") {
 			return dir, nil
 		}

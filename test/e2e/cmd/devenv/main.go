@@ -129,8 +129,8 @@ func (s state) up(timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer logf.Close()                                 //nolint:errcheck // the child has its own descriptor
-	cmd := exec.Command(self, "serve", "--dir", s.dir) //nolint:gosec // ourselves
+	defer logf.Close() //nolint:errcheck // the child has its own descriptor
+	cmd := exec.Command(self, "serve", "--dir", s.dir)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command and its terminal
 	if err := cmd.Start(); err != nil {
