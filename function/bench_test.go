@@ -267,7 +267,7 @@ func fatalResult(rsp *fnv1.RunFunctionResponse) string {
 // exampleXR is the composite of an example claim.
 func exampleXR(tb testing.TB, example string) map[string]any {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "examples", example, "claim.yaml")) //nolint:gosec // test data
+	b, err := os.ReadFile(filepath.Join("..", "examples", example, "claim.yaml"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -35,7 +35,7 @@ import (
 func addExampleClaims(f *testing.F) {
 	f.Helper()
 	for _, ex := range exampleNames(f) {
-		b, err := os.ReadFile(filepath.Join("..", "examples", ex, "claim.yaml")) //nolint:gosec // test data
+		b, err := os.ReadFile(filepath.Join("..", "examples", ex, "claim.yaml"))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func bashN(t *testing.T, bash, dir string, checked *sync.Map, script string) str
 		t.Fatal(err)
 	}
 	msg := ""
-	if out, err := exec.Command(bash, "-n", file.Name()).CombinedOutput(); err != nil || len(out) > 0 { //nolint:gosec // the test's own file
+	if out, err := exec.Command(bash, "-n", file.Name()).CombinedOutput(); err != nil || len(out) > 0 {
 		msg = strings.TrimSpace(string(out)) + " (" + errText(err) + ")"
 	}
 	checked.Store(sum, msg)

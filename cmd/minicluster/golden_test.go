@@ -40,7 +40,7 @@ func TestGoldens(t *testing.T) {
 	for _, file := range claims {
 		name := filepath.Base(filepath.Dir(file))
 		t.Run(name, func(t *testing.T) {
-			claim, err := os.ReadFile(file) //nolint:gosec // the examples of this repository
+			claim, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,12 +58,12 @@ func TestGoldens(t *testing.T) {
 				if err := os.MkdirAll("testdata", 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil { //nolint:gosec // goldens are world-readable
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			want, err := os.ReadFile(golden) //nolint:gosec // this package's goldens
+			want, err := os.ReadFile(golden)
 			if err != nil {
 				t.Fatalf("%v (go test ./cmd/minicluster/ -run TestGoldens -update writes it)", err)
 			}
@@ -83,7 +83,7 @@ func TestExamplesComposite(t *testing.T) {
 	}
 	for _, f := range claims {
 		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
-			b, err := os.ReadFile(f) //nolint:gosec // test data
+			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestExamplesComposite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := os.ReadFile(filepath.Join(filepath.Dir(f), "xr.yaml")) //nolint:gosec // test data
+			want, err := os.ReadFile(filepath.Join(filepath.Dir(f), "xr.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}

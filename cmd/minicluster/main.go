@@ -110,7 +110,7 @@ func readFile(name string) ([]byte, error) {
 	if name == "-" {
 		return io.ReadAll(os.Stdin)
 	}
-	b, err := os.ReadFile(name) //nolint:gosec // reading the file the user names is the point
+	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", name, err)
 	}

@@ -36,7 +36,7 @@ func render(ctx context.Context, o options) ([]byte, error) {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	fn := exec.CommandContext(ctx, o.Function, "--insecure", "--address="+addr, "--metrics-address=") //nolint:gosec // our own binary
+	fn := exec.CommandContext(ctx, o.Function, "--insecure", "--address="+addr, "--metrics-address=")
 	var fnLog bytes.Buffer
 	fn.Stdout, fn.Stderr = &fnLog, &fnLog
 	if err := fn.Start(); err != nil {
@@ -71,7 +71,7 @@ func render(ctx context.Context, o options) ([]byte, error) {
 			args = append(args, "--observed-resources="+observed)
 		}
 	}
-	cmd := exec.CommandContext(ctx, o.Crossplane, args...) //nolint:gosec // the pinned CLI
+	cmd := exec.CommandContext(ctx, o.Crossplane, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

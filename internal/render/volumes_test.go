@@ -22,7 +22,7 @@ func wantSystemVolumes(view string) []corev1.Volume {
 			LocalObjectReference: corev1.LocalObjectReference{Name: "flux-sample-entrypoint"},
 			DefaultMode:          ptr.To[int32](0o755),
 		}}},
-		{Name: "flux-curve-cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		{Name: "flux-curve-cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{ //nolint:gosec // G101: a Secret name in a test, not a credential
 			SecretName:  "flux-sample-curve-cert",
 			Items:       []corev1.KeyToPath{{Key: "curve.cert", Path: "curve.cert"}},
 			DefaultMode: ptr.To[int32](0o444),

@@ -230,7 +230,7 @@ func volume(name string, v map[string]any) mutation {
 // clusters sets flux.bursting.clusters to name/size pairs.
 func clusters(pairs ...any) mutation {
 	var list []any
-	for i := 0; i < len(pairs); i += 2 {
+	for i := 0; i+1 < len(pairs); i += 2 {
 		list = append(list, map[string]any{"name": pairs[i], "size": int64(pairs[i+1].(int))})
 	}
 	return set("spec.flux.bursting.clusters", list)
@@ -268,7 +268,7 @@ func str(s string) func(int) any { return func(int) any { return s } }
 // container is a named sidecar container.
 func container(name string, kv ...any) map[string]any {
 	c := map[string]any{"name": name, "image": "nginx"}
-	for i := 0; i < len(kv); i += 2 {
+	for i := 0; i+1 < len(kv); i += 2 {
 		c[kv[i].(string)] = kv[i+1]
 	}
 	return c
@@ -277,7 +277,7 @@ func container(name string, kv ...any) map[string]any {
 // obj builds a map from key/value pairs.
 func obj(kv ...any) map[string]any {
 	m := make(map[string]any, len(kv)/2)
-	for i := 0; i < len(kv); i += 2 {
+	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i].(string)] = kv[i+1]
 	}
 	return m

@@ -95,11 +95,11 @@ func TestRenderExamples(t *testing.T) {
 			got := normalize(t, out)
 			golden := filepath.Join("testdata", filepath.Base(dir)+".golden.yaml")
 			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil { //nolint:gosec // goldens are meant to be read
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			want, err := os.ReadFile(golden) //nolint:gosec // test data
+			want, err := os.ReadFile(golden)
 			if err != nil {
 				t.Fatalf("no golden %s: run make golden", golden)
 			}

@@ -16,7 +16,7 @@ func TestValidateExamples(t *testing.T) {
 
 	claims := t.TempDir()
 	for _, dir := range examples(t) {
-		b, err := os.ReadFile(filepath.Join(dir, "claim.yaml")) //nolint:gosec // test data
+		b, err := os.ReadFile(filepath.Join(dir, "claim.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -24,7 +24,7 @@ func TestValidateExamples(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, err := exec.Command(o.crossplane, "resource", "validate", xrd, claims, "--crossplane-image=", "--error-on-missing-schemas").CombinedOutput() //nolint:gosec // the pinned CLI
+	out, err := exec.Command(o.crossplane, "resource", "validate", xrd, claims, "--crossplane-image=", "--error-on-missing-schemas").CombinedOutput()
 	if err != nil {
 		t.Errorf("example claims do not validate against the XRD: %v\n%s", err, out)
 	}
@@ -41,7 +41,7 @@ func TestValidateExamples(t *testing.T) {
 	}
 	for file, want := range cases {
 		t.Run(file, func(t *testing.T) {
-			out, _ := exec.Command(o.crossplane, "resource", "validate", xrd, filepath.Join("testdata/invalid", file), "--crossplane-image=").CombinedOutput() //nolint:gosec // the pinned CLI
+			out, _ := exec.Command(o.crossplane, "resource", "validate", xrd, filepath.Join("testdata/invalid", file), "--crossplane-image=").CombinedOutput()
 			if !strings.Contains(string(out), "1 failure cases") || !strings.Contains(string(out), want) {
 				t.Errorf("%s: want a validation failure saying %q, got:\n%s", file, want, out)
 			}
