@@ -14,8 +14,8 @@
 # Cache root: ${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}.
 # Every tool lives in a directory keyed by its version and is only (re)built
 # when its binary is missing or does not run its version command. Binaries are
-# written under a temporary name and renamed at the end. See docs/DESIGN.md
-# section 6 for why the big ones are built from a copied module.
+# written under a temporary name and renamed at the end. Crossplane core and
+# Kubernetes are built from a copy of their module (hack/README.md says why).
 set -euo pipefail
 
 CROSSPLANE_CLI_VERSION=v2.5.0   # module github.com/crossplane/cli/v2

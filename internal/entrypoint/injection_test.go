@@ -1,6 +1,6 @@
 package entrypoint
 
-// Injection safety (DESIGN §4 Entrypoints): hostile user strings neither
+// Injection safety: hostile user strings neither
 // break a script nor run anything, and reach Flux literally.
 
 import (

@@ -1,6 +1,6 @@
 package entrypoint
 
-// A runner that is not root (DESIGN §4 "Valid=True means it runs"): the
+// A runner that is not root (Valid=True must mean it runs for any uid): the
 // init container, usually root, prepares the view volume, and the runner,
 // as another user whose uid the scripts cannot know, must still install
 // everything Flux checks. The sandbox is laid out as a pod's volumes are:

@@ -1,7 +1,7 @@
 package entrypoint
 
-// Sidecar wrappers (reference §3.6, fixed as DESIGN §4 asks: the real
-// socket path and a real wait).
+// Sidecar wrappers: unlike the Flux Operator's (a stale socket path and a
+// wait command that is no longer installed), they wait for the real socket.
 
 import (
 	"bytes"
