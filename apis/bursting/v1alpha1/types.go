@@ -132,15 +132,16 @@ type BurstList struct {
 // ProviderConfigSpec says how to reach the target cluster.
 type ProviderConfigSpec struct {
 	// Credentials for the target cluster: a kubeconfig in a Secret
-	// (source: Secret, secretRef), or None for the cluster the controller
-	// runs in.
+	// (source: Secret, secretRef), or InjectedIdentity for the cluster the
+	// controller runs in, with the controller's own service account (None
+	// is an alias of InjectedIdentity, kept for configs written before it).
 	Credentials ProviderCredentials `json:"credentials"`
 }
 
 // ProviderCredentials of the target cluster.
 type ProviderCredentials struct {
 	// Source of the credentials.
-	// +kubebuilder:validation:Enum=None;Secret
+	// +kubebuilder:validation:Enum=InjectedIdentity;None;Secret
 	Source xpv2.CredentialsSource `json:"source"`
 
 	xpv2.CommonCredentialSelectors `json:",inline"`

@@ -326,31 +326,41 @@ func TestExternalRefusesForeignObjects(t *testing.T) {
 
 func TestExternalWaitsForRoot(t *testing.T) {
 	cases := map[string]struct {
-		reason string
-		local  client.Client
-		burst  func(*v1alpha1.Burst)
-		want   string
+		reason  string
+		local   client.Client
+		burst   func(*v1alpha1.Burst)
+		wantErr string               // an error: the user has something to fix
+		wait    xpv2.ConditionReason // or a wait, reported as Ready=False
+		wantMsg string
 	}{
 		"NoRoot": {
-			reason: "A missing root names the field.",
-			local:  localClient(t),
-			want:   "spec.forProvider.root",
+			reason:  "A missing root names the field.",
+			local:   localClient(t),
+			wantErr: "spec.forProvider.root",
 		},
 		"UnknownCluster": {
-			reason: "A cluster the root does not declare cannot join it.",
-			local:  rootWorld(t),
-			burst:  func(b *v1alpha1.Burst) { b.Spec.ForProvider.Cluster = "burst-9" },
-			want:   "is not one of root MiniCluster flux-sample's spec.flux.bursting.clusters",
+			reason:  "A cluster the root does not declare cannot join it.",
+			local:   rootWorld(t),
+			burst:   func(b *v1alpha1.Burst) { b.Spec.ForProvider.Cluster = "burst-9" },
+			wantErr: "is not one of root MiniCluster flux-sample's spec.flux.bursting.clusters",
 		},
 		"NoLeadService": {
-			reason: "The lead broker Service comes from the function; until then, wait.",
-			local:  localClient(t, rootClaim(t), rootSecret()),
-			want:   "lead broker Service",
+			reason:  "The lead broker Service comes from the function; until then, wait.",
+			local:   localClient(t, rootClaim(t), rootSecret()),
+			wait:    ReasonWaitingForRoot,
+			wantMsg: "waiting for the root's lead broker Service hpc/flux-sample-lead-broker",
 		},
 		"NotScheduled": {
-			reason: "Without a scheduled lead pod there is no address.",
-			local:  localClient(t, rootClaim(t), rootSecret(), leadService(30093)),
-			want:   "no scheduled lead broker pod",
+			reason:  "Without a scheduled lead pod there is no address yet.",
+			local:   localClient(t, rootClaim(t), rootSecret(), leadService(30093)),
+			wait:    ReasonWaitingForRoot,
+			wantMsg: "waiting for root MiniCluster flux-sample's lead broker pod to be scheduled",
+		},
+		"NoSecret": {
+			reason:  "The root's certificate Secret comes from the function too.",
+			local:   localClient(t, rootClaim(t), leadService(30093), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))),
+			wait:    ReasonWaitingForRoot,
+			wantMsg: "waiting for the root's CURVE certificate Secret hpc/flux-sample-curve-cert",
 		},
 	}
 	for name, tc := range cases {
@@ -359,9 +369,25 @@ func TestExternalWaitsForRoot(t *testing.T) {
 			if tc.burst != nil {
 				tc.burst(b)
 			}
-			_, err := (&external{local: tc.local, target: localClient(t)}).Observe(context.Background(), b)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("%s\nObserve error %v, want one containing %q", tc.reason, err, tc.want)
+			target := localClient(t)
+			obs, err := (&external{local: tc.local, target: target}).Observe(context.Background(), b)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("%s\nObserve error %v, want one containing %q", tc.reason, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nObserve: %v, want a wait", tc.reason, err)
+			}
+			if !obs.ResourceExists || !obs.ResourceUpToDate {
+				t.Errorf("%s\nwhile waiting Observe must ask for no create or update, got %+v", tc.reason, obs)
+			}
+			if c := b.GetCondition(xpv2.TypeReady); c.Reason != tc.wait || !strings.HasPrefix(c.Message, tc.wantMsg) {
+				t.Errorf("%s\nReady %s: %q, want %s: %q", tc.reason, c.Reason, c.Message, tc.wait, tc.wantMsg)
+			}
+			if claimExists(t, target) {
+				t.Errorf("%s\nsomething was created while waiting", tc.reason)
 			}
 		})
 	}
@@ -397,7 +423,11 @@ func TestConnect(t *testing.T) {
 		wantTarget string // "local", "remote" or "" for an error
 		wantErr    string
 	}{
-		"DefaultSameCluster": {reason: "No reference means ClusterProviderConfig default.", wantTarget: "local"},
+		"DefaultSameCluster": {reason: "No reference means ClusterProviderConfig default (source None, the alias of InjectedIdentity).", wantTarget: "local"},
+		"InjectedIdentity": {
+			reason: "InjectedIdentity is the cluster the controller runs in, with its own service account.",
+			ref:    &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "injected"}, wantTarget: "local",
+		},
 		"Remote": {
 			reason: "A Secret source reads the kubeconfig and builds a client from it.",
 			ref:    &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "cloud"}, wantTarget: "remote",
@@ -409,7 +439,8 @@ func TestConnect(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			local := localClient(t, secret, same, remote)
+			injected := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "injected"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}
+			local := localClient(t, secret, same, remote, injected)
 			var gotConfig []byte
 			c := &connector{
 				kube:  local,

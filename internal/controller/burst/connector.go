@@ -18,7 +18,9 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -40,8 +42,9 @@ type connector struct {
 	clientFor ClientFor
 }
 
-// Connect resolves the Burst's provider config: None means the cluster the
-// controller runs in (another namespace), Secret a kubeconfig in a Secret.
+// Connect resolves the Burst's provider config: InjectedIdentity (or its
+// alias None) means the cluster the controller runs in, with its own service
+// account; Secret a kubeconfig in a Secret.
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 	b, ok := mg.(*v1alpha1.Burst)
 	if !ok {
@@ -65,7 +68,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	case v1alpha1.ClusterProviderConfigKind, "":
 		pc := &v1alpha1.ClusterProviderConfig{}
 		if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return nil, errors.Wrapf(err, "cannot get ClusterProviderConfig %s (spec.providerConfigRef): create one, with credentials.source None to burst into this cluster", ref.Name)
+			return nil, errors.Wrapf(err, "cannot get ClusterProviderConfig %s (spec.providerConfigRef): create one, with credentials.source InjectedIdentity to burst into this cluster", ref.Name)
 		}
 		spec = pc.Spec
 	default:
@@ -73,7 +76,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	}
 
 	switch spec.Credentials.Source {
-	case xpv2.CredentialsSourceNone:
+	case xpv2.CredentialsSourceInjectedIdentity, xpv2.CredentialsSourceNone:
 		return &external{local: c.kube, target: c.kube}, nil
 	case xpv2.CredentialsSourceSecret:
 		kubeconfig, err := resource.CommonCredentialExtractor(ctx, spec.Credentials.Source, c.kube, spec.Credentials.CommonCredentialSelectors)
@@ -86,7 +89,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		}
 		return &external{local: c.kube, target: target}, nil
 	default:
-		return nil, errors.Errorf("credentials.source %q is not supported: use None or Secret", spec.Credentials.Source)
+		return nil, errors.Errorf("credentials.source %q is not supported: use InjectedIdentity or Secret", spec.Credentials.Source)
 	}
 }
 
@@ -132,6 +135,9 @@ func NewClientFor(s *runtime.Scheme) ClientFor {
 		if err != nil {
 			return nil, err
 		}
+		if err := selfContained(cfg); err != nil {
+			return nil, err
+		}
 		cfg.Timeout = 30 * time.Second
 		c, err := client.New(rest.CopyConfig(cfg), client.Options{Scheme: s})
 		if err != nil {
@@ -145,25 +151,86 @@ func NewClientFor(s *runtime.Scheme) ClientFor {
 	}
 }
 
-// Setup adds the Burst controller to mgr.
+// selfContained refuses a kubeconfig whose credentials come from a program
+// (an exec plugin such as gke-gcloud-auth-plugin or aws eks get-token, or a
+// legacy auth provider): the provider's image has no such programs, so the
+// client would fail on every request with a less helpful error.
+func selfContained(cfg *rest.Config) error {
+	switch {
+	case cfg.ExecProvider != nil:
+		return errors.Errorf("the kubeconfig gets its credentials from the program %q (an exec plugin), which the provider's image does not contain: use a kubeconfig with a token, e.g. of a ServiceAccount in the target cluster (docs/bursting.md)", cfg.ExecProvider.Command)
+	case cfg.AuthProvider != nil:
+		return errors.Errorf("the kubeconfig uses the auth provider %q, which the provider does not support: use a kubeconfig with a token, e.g. of a ServiceAccount in the target cluster (docs/bursting.md)", cfg.AuthProvider.Name)
+	}
+	return nil
+}
+
+// Setup adds the Burst controller and the controllers of its provider
+// configs to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options, poll time.Duration) error {
 	name := managed.ControllerName(v1alpha1.BurstKind)
-	r := managed.NewReconciler(mgr,
+	r := NewReconciler(mgr, o.Logger.WithValues("controller", name), event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), poll) //nolint:staticcheck // SA1019: crossplane-runtime's recorder still takes the deprecated recorder
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.Burst{}).
+		Complete(r); err != nil {
+		return errors.Wrap(err, "cannot set up the Burst controller")
+	}
+	for _, kind := range []string{v1alpha1.ProviderConfigKind, v1alpha1.ClusterProviderConfigKind} {
+		if err := setupConfig(mgr, o, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NewReconciler is the Burst reconciler. The objects a Burst makes in its
+// target are named by its spec (the cluster name, <cluster>-curve-cert), so
+// its external name is deterministic: a crash between creating them and
+// recording it leaves nothing to leak, and the reconciler may go on rather
+// than wait for someone to remove Crossplane's create-pending annotation.
+func NewReconciler(mgr ctrl.Manager, log logging.Logger, rec event.Recorder, poll time.Duration) *managed.Reconciler {
+	return managed.NewReconciler(mgr,
 		resource.ManagedKind(v1alpha1.BurstGroupVersionKind),
 		managed.WithExternalConnector(&connector{
 			kube:      mgr.GetClient(),
 			usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 			clientFor: NewClientFor(mgr.GetScheme()),
 		}),
-		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // SA1019: crossplane-runtime's event.NewAPIRecorder takes the old record.EventRecorder
+		managed.WithDeterministicExternalName(true),
+		managed.WithManagementPolicies(),
+		managed.WithLogger(log),
+		managed.WithRecorder(rec),
 		managed.WithPollInterval(poll),
+		managed.WithPollIntervalHook(pollInterval),
 	)
-	return ctrl.NewControllerManagedBy(mgr).
+}
+
+// setupConfig adds the controller of one kind of provider config: it
+// counts the Bursts using a config (their ProviderConfigUsages) and keeps a
+// config in use from being deleted until they are gone.
+func setupConfig(mgr ctrl.Manager, o controller.Options, kind string) error {
+	name := providerconfig.ControllerName(kind)
+	gv := v1alpha1.SchemeGroupVersion
+	r := providerconfig.NewReconciler(mgr, resource.ProviderConfigKinds{
+		Config:    gv.WithKind(kind),
+		Usage:     gv.WithKind(v1alpha1.ProviderConfigUsageKind),
+		UsageList: gv.WithKind(v1alpha1.ProviderConfigUsageKind + "List"),
+	},
+		providerconfig.WithLogger(o.Logger.WithValues("controller", name)),
+		providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // SA1019: as above
+	)
+	var config client.Object = &v1alpha1.ProviderConfig{}
+	if kind == v1alpha1.ClusterProviderConfigKind {
+		config = &v1alpha1.ClusterProviderConfig{}
+	}
+	return errors.Wrapf(ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		For(&v1alpha1.Burst{}).
-		Complete(r)
+		For(config).
+		Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{Kind: kind}).
+		Complete(r), "cannot set up the %s controller", kind)
 }
 
 func jsonMarshal(v any) ([]byte, error) {

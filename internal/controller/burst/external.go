@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,11 +60,14 @@ func (e *external) want(ctx context.Context, b *v1alpha1.Burst) (*wanted, error)
 	svc := &corev1.Service{}
 	svcName := plan.NamesOf(root.MiniCluster).LeadBroker
 	if err := e.local.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: svcName}, svc); err != nil {
-		return nil, errors.Wrapf(err, "cannot get the root's lead broker Service %s/%s (composed for a MiniCluster with spec.flux.bursting.clusters)", b.Namespace, svcName)
+		if kerrors.IsNotFound(err) {
+			return nil, waitFor(ReasonWaitingForRoot, "waiting for the root's lead broker Service %s/%s (the function composes it for a MiniCluster with spec.flux.bursting.clusters)", b.Namespace, svcName)
+		}
+		return nil, errors.Wrapf(err, "cannot get the root's lead broker Service %s/%s", b.Namespace, svcName)
 	}
 	lead := Lead{Port: NodePort(svc), Address: p.Address}
 	if lead.Port == 0 {
-		return nil, errors.Errorf("lead broker Service %s/%s has no node port yet", b.Namespace, svcName)
+		return nil, waitFor(ReasonWaitingForRoot, "waiting for a node port on the root's lead broker Service %s/%s", b.Namespace, svcName)
 	}
 
 	pods := &corev1.PodList{}
@@ -83,11 +87,14 @@ func (e *external) want(ctx context.Context, b *v1alpha1.Burst) (*wanted, error)
 		}
 	}
 	if lead.Address == "" {
-		return nil, errors.Errorf("root MiniCluster %s has no scheduled lead broker pod with a node address yet (set spec.forProvider.address to use a fixed one)", root.MiniCluster.Name)
+		return nil, waitFor(ReasonWaitingForRoot, "waiting for root MiniCluster %s's lead broker pod to be scheduled on a node with an address (set spec.forProvider.address to use a fixed one)", root.MiniCluster.Name)
 	}
 
 	sec := &corev1.Secret{}
 	if err := e.local.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: RootSecretName(root)}, sec); err != nil {
+		if kerrors.IsNotFound(err) {
+			return nil, waitFor(ReasonWaitingForRoot, "waiting for the root's CURVE certificate Secret %s/%s", b.Namespace, RootSecretName(root))
+		}
 		return nil, errors.Wrapf(err, "cannot get the root's CURVE certificate Secret %s/%s", b.Namespace, RootSecretName(root))
 	}
 	cert := sec.Data[entrypoint.CurveFile]
@@ -114,6 +121,9 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 		return managed.ExternalObservation{ResourceExists: exists, ResourceUpToDate: true}, err
 	}
 	w, err := e.want(ctx, b)
+	if wait := (*waiting)(nil); errors.As(err, &wait) {
+		return waitOut(b, wait), nil
+	}
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -128,6 +138,9 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	claimErr := e.target.Get(ctx, client.ObjectKeyFromObject(w.claim), claim)
 	sec := &corev1.Secret{}
 	secErr := e.target.Get(ctx, client.ObjectKeyFromObject(w.secret), sec)
+	if meta.IsNoMatchError(claimErr) {
+		return waitOut(b, &waiting{reason: ReasonTargetLacksAPI, msg: fmt.Sprintf("the target cluster does not serve the MiniCluster API (%s): install Crossplane and the MiniCluster Configuration there (docs/bursting.md)", v1alpha2.ClaimGVK().GroupVersion())}), nil
+	}
 	for _, err := range []error{claimErr, secErr} {
 		if err != nil && !kerrors.IsNotFound(err) {
 			return managed.ExternalObservation{}, errors.Wrap(err, "cannot read the target cluster")
@@ -152,6 +165,14 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	upToDate := bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) &&
 		reflect.DeepEqual(Mutable(claim), Mutable(w.claim))
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}, nil
+}
+
+// waitOut reports what b waits for and leaves the target alone: the
+// observation says there is nothing to create or update, so the reconciler
+// neither acts nor counts it as an error, and polls again soon.
+func waitOut(b *v1alpha1.Burst, w *waiting) managed.ExternalObservation {
+	b.SetConditions(w.condition())
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}
 }
 
 func claimReady(u *unstructured.Unstructured) bool {

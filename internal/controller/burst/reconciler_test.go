@@ -1,0 +1,289 @@
+package burst
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	rfake "github.com/crossplane/crossplane-runtime/v2/pkg/resource/fake"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// sameCluster is the default ClusterProviderConfig: the target is the
+// cluster the controller runs in.
+func sameCluster() *v1alpha1.ClusterProviderConfig {
+	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}
+}
+
+// managedBurst is a Burst as the API server holds it after its first
+// reconcile: with the provider config reference and management policies its
+// schema defaults, and the reconciler's finalizer (adding it rewrites the
+// object, which drops the status of that first pass).
+func managedBurst() *v1alpha1.Burst {
+	b := newBurst()
+	b.SetUID("5e1d3c2a-0000-4000-8000-000000000001")
+	b.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: "default"})
+	b.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionAll})
+	b.SetFinalizers([]string{managed.FinalizerName})
+	return b
+}
+
+// apiClient is a fake API server client that reads like the manager's
+// cached client: objects come back with their kind set (crossplane-runtime's
+// provider config reconciler selects usages by it).
+func apiClient(t *testing.T, funcs *interceptor.Funcs, objs ...client.Object) client.Client {
+	t.Helper()
+	s := testScheme(t)
+	get := func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if funcs != nil && funcs.Get != nil {
+			if err := funcs.Get(ctx, c, key, obj, opts...); err != nil {
+				return err
+			}
+		} else if err := c.Get(ctx, key, obj, opts...); err != nil {
+			return err
+		}
+		if gvk, err := apiutil.GVKForObject(obj, s); err == nil {
+			obj.GetObjectKind().SetGroupVersionKind(gvk)
+		}
+		return nil
+	}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+		WithStatusSubresource(&v1alpha1.Burst{}, &v1alpha1.ProviderConfig{}, &v1alpha1.ClusterProviderConfig{}).
+		WithInterceptorFuncs(interceptor.Funcs{Get: get}).Build()
+}
+
+// reconcileBurst runs the Burst reconciler once, as the controller does.
+func reconcileBurst(t *testing.T, c client.Client) (reconcile.Result, *v1alpha1.Burst) {
+	t.Helper()
+	r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
+	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}})
+	if err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	got := &v1alpha1.Burst{}
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}, got); err != nil {
+		t.Fatal(err)
+	}
+	return res, got
+}
+
+func claimExists(t *testing.T, c client.Client) bool {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha2.ClaimGVK())
+	return c.Get(context.Background(), types.NamespacedName{Namespace: "cloud", Name: "burst-0"}, u) == nil
+}
+
+type condition struct {
+	Status corev1.ConditionStatus
+	Reason xpv2.ConditionReason
+}
+
+func TestReconcile(t *testing.T) {
+	noMatch := &interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if obj.GetObjectKind().GroupVersionKind() == v1alpha2.ClaimGVK() && key.Namespace == "cloud" {
+			return &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: v1alpha2.Group, Kind: v1alpha2.ClaimKind}, SearchedVersions: []string{v1alpha2.Version}}
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}
+	type want struct {
+		created     bool
+		synced      condition
+		ready       condition
+		requeue     time.Duration
+		msgContains string
+	}
+	cases := map[string]struct {
+		reason string
+		burst  func(*v1alpha1.Burst)
+		world  []client.Object // besides the default ClusterProviderConfig
+		funcs  *interceptor.Funcs
+		want   want
+	}{
+		"Creates": {
+			reason: "A Burst whose root is up creates the burst MiniCluster in the target.",
+			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
+			want:   want{created: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
+		},
+		"CreatePendingIsNoDeadlock": {
+			reason: "The target objects are named by the Burst's spec, so a create that crashed before it was recorded (create-pending without create-succeeded) is safe to retry instead of needing the annotation removed by hand.",
+			burst:  func(b *v1alpha1.Burst) { xpmeta.SetExternalCreatePending(b, time.Now().Add(-time.Minute)) },
+			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
+			want:   want{created: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
+		},
+		"ObserveOnly": {
+			reason: "With managementPolicies [Observe] the Burst only reads: nothing is created in the target.",
+			burst: func(b *v1alpha1.Burst) {
+				b.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
+			},
+			world: []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
+			want:  want{created: false, synced: condition{corev1.ConditionFalse, xpv2.ReasonReconcileError}, msgContains: "does not exist"},
+		},
+		"WaitsForTheLeadPod": {
+			reason: "No scheduled lead pod yet is normal: Ready=False says what the Burst waits for, Synced stays True, and it looks again soon.",
+			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret()},
+			want:   want{created: false, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, ReasonWaitingForRoot}, requeue: waitPoll, msgContains: "lead broker pod to be scheduled"},
+		},
+		"WaitsForTheNodePort": {
+			reason: "A lead broker Service without a node port yet is waited for, not an error.",
+			world:  []client.Object{rootClaim(t), leadService(0), rootSecret()},
+			want:   want{created: false, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, ReasonWaitingForRoot}, requeue: waitPoll, msgContains: "node port"},
+		},
+		"TargetLacksTheMiniClusterAPI": {
+			reason: "A target without the MiniCluster API gets a condition that says what to install, not a repeated error.",
+			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
+			funcs:  noMatch,
+			want:   want{created: false, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, ReasonTargetLacksAPI}, requeue: waitPoll, msgContains: "install Crossplane and the MiniCluster Configuration"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := managedBurst()
+			if tc.burst != nil {
+				tc.burst(b)
+			}
+			c := apiClient(t, tc.funcs, append([]client.Object{sameCluster(), b}, tc.world...)...)
+			res, got := reconcileBurst(t, c)
+			if claimExists(t, c) != tc.want.created {
+				t.Errorf("%s\nburst MiniCluster created: %t, want %t", tc.reason, !tc.want.created, tc.want.created)
+			}
+			synced, ready := got.GetCondition(xpv2.TypeSynced), got.GetCondition(xpv2.TypeReady)
+			if diff := cmp.Diff(tc.want.synced, condition{synced.Status, synced.Reason}); diff != "" {
+				t.Errorf("%s\nSynced: -want, +got:\n%s (%s)", tc.reason, diff, synced.Message)
+			}
+			if tc.want.ready != (condition{}) {
+				if diff := cmp.Diff(tc.want.ready, condition{ready.Status, ready.Reason}); diff != "" {
+					t.Errorf("%s\nReady: -want, +got:\n%s (%s)", tc.reason, diff, ready.Message)
+				}
+			}
+			if msg := synced.Message + ready.Message; !strings.Contains(msg, tc.want.msgContains) {
+				t.Errorf("%s\nconditions say %q, want %q", tc.reason, msg, tc.want.msgContains)
+			}
+			if tc.want.requeue != 0 && res.RequeueAfter != tc.want.requeue {
+				t.Errorf("%s\nrequeue after %v, want %v", tc.reason, res.RequeueAfter, tc.want.requeue)
+			}
+		})
+	}
+}
+
+// TestProviderConfigInUse checks the provider config controllers: a config
+// a Burst uses (it has a ProviderConfigUsage) cannot be deleted until the
+// Burst is gone.
+func TestProviderConfigInUse(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		config client.Object
+		kind   string
+		key    types.NamespacedName
+	}{
+		"ProviderConfig": {
+			reason: "A namespaced ProviderConfig counts the usages in its namespace.",
+			config: &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: "hpc", Finalizers: []string{"in-use.crossplane.io"}}},
+			kind:   v1alpha1.ProviderConfigKind,
+			key:    types.NamespacedName{Namespace: "hpc", Name: "cloud"},
+		},
+		"ClusterProviderConfig": {
+			reason: "A ClusterProviderConfig counts the usages in every namespace.",
+			config: &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Finalizers: []string{"in-use.crossplane.io"}}},
+			kind:   v1alpha1.ClusterProviderConfigKind,
+			key:    types.NamespacedName{Name: "cloud"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			b := managedBurst()
+			b.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: tc.kind, Name: "cloud"})
+			c := apiClient(t, nil, tc.config, b)
+			// The Burst's connect records its usage, as every reconcile does.
+			if err := resource.NewProviderConfigUsageTracker(c, &v1alpha1.ProviderConfigUsage{}).Track(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			gv := v1alpha1.SchemeGroupVersion
+			r := providerconfig.NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, resource.ProviderConfigKinds{
+				Config: gv.WithKind(tc.kind), Usage: gv.WithKind(v1alpha1.ProviderConfigUsageKind), UsageList: gv.WithKind(v1alpha1.ProviderConfigUsageKind + "List"),
+			})
+			if err := c.Delete(ctx, tc.config); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: tc.key}); err != nil {
+				t.Fatalf("%s\nReconcile: %v", tc.reason, err)
+			}
+			pc := tc.config.DeepCopyObject().(resource.ProviderConfig)
+			if err := c.Get(ctx, tc.key, pc); err != nil {
+				t.Fatalf("%s\nthe provider config in use was deleted: %v", tc.reason, err)
+			}
+			if pc.GetUsers() != 1 {
+				t.Errorf("%s\nusers %d, want 1", tc.reason, pc.GetUsers())
+			}
+
+			// The Burst goes, and its usage with it (garbage collection in a
+			// real cluster); then the config may go.
+			if err := c.DeleteAllOf(ctx, &v1alpha1.ProviderConfigUsage{}, client.InNamespace("hpc")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: tc.key}); err != nil {
+				t.Fatalf("%s\nReconcile: %v", tc.reason, err)
+			}
+			if err := c.Get(ctx, tc.key, pc); err == nil {
+				t.Errorf("%s\nthe unused provider config was not released for deletion (finalizers %v)", tc.reason, pc.GetFinalizers())
+			}
+		})
+	}
+}
+
+func TestSelfContained(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		cfg    *rest.Config
+		want   string
+	}{
+		"Token": {
+			reason: "A kubeconfig with a token (a ServiceAccount's) works.",
+			cfg:    &rest.Config{BearerToken: "t"},
+		},
+		"ExecPlugin": {
+			reason: "A cloud exec plugin is not in the provider's image: say so and what to use instead.",
+			cfg:    &rest.Config{ExecProvider: &clientcmdExec},
+			want:   `the kubeconfig gets its credentials from the program "gke-gcloud-auth-plugin" (an exec plugin), which the provider's image does not contain: use a kubeconfig with a token, e.g. of a ServiceAccount in the target cluster (docs/bursting.md)`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ""
+			if err := selfContained(tc.cfg); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nselfContained: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+var clientcmdExec = clientcmdapi.ExecConfig{Command: "gke-gcloud-auth-plugin", APIVersion: "client.authentication.k8s.io/v1beta1"}
