@@ -157,6 +157,24 @@ func TestBurst(t *testing.T) {
 			}
 			return wantBurst(t, lead, ns, burstName, map[string]any{"claimReady": true}, "Synced", "Ready")
 		})
+
+		// The ProviderConfig is in use: deleting it leaves it Terminating,
+		// counting its user, until the Burst is gone (last step).
+		if err := lead.Client.Delete(ctx(t), pc); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "ProviderConfig "+ns+"/"+pc.GetName()+" in use stays, Terminating with 1 user", func() error {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(pc.GroupVersionKind())
+			if err := lead.Client.Get(ctx(t), client.ObjectKeyFromObject(pc), got); err != nil {
+				return err
+			}
+			users, _, _ := unstructured.NestedInt64(got.Object, "status", "users")
+			if got.GetDeletionTimestamp() == nil || users != 1 {
+				return fmt.Errorf("deletionTimestamp %v, status.users %d; want set and 1", got.GetDeletionTimestamp(), users)
+			}
+			return wantConditionReason(got, "Terminating", "True", "InUse")
+		})
 	})
 
 	step(t, "the lead broker moves to node-b and the burst follows", func(t *testing.T) {
@@ -186,7 +204,7 @@ func TestBurst(t *testing.T) {
 		})
 	})
 
-	step(t, "a Burst into another namespace of the lead cluster (ClusterProviderConfig default, source None)", func(t *testing.T) {
+	step(t, "a Burst into another namespace of the lead cluster (ClusterProviderConfig default, source InjectedIdentity), waiting for the root's lead pod first", func(t *testing.T) {
 		const root2, cluster2, burst2 = "flux-two", "burst-1", "flux-two-burst-1"
 		objs := burstExample(t, lead)
 		if err := lead.Client.Create(ctx(t), objs["ClusterProviderConfig"]); err != nil {
@@ -203,11 +221,6 @@ func TestBurst(t *testing.T) {
 		if port2 == nodePort {
 			t.Fatalf("%s got node port %d, the same as %s", root2, port2, root)
 		}
-		if _, err := lead.CreateNode(ctx(t), "node-c", nodeAddrC...); err != nil {
-			t.Fatal(err)
-		}
-		bindLeadPod(t, lead, ns, root2, "", "node-c")
-
 		b := objs["Burst"]
 		b.SetNamespace(ns)
 		b.SetName(burst2)
@@ -218,6 +231,26 @@ func TestBurst(t *testing.T) {
 		if err := lead.Client.Create(ctx(t), b); err != nil {
 			t.Fatal(err)
 		}
+		// The root's lead pod is not scheduled yet: the Burst says it waits,
+		// as a condition, and is not in error.
+		eventually(t, time.Minute, "Burst "+burst2+" waits for the lead pod (Ready=False WaitingForRoot, Synced=True)", func() error {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(burstGVK)
+			if err := lead.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: burst2}, got); err != nil {
+				return err
+			}
+			if err := wantConditionReason(got, "Ready", "False", "WaitingForRoot"); err != nil {
+				return err
+			}
+			return wantCondition(got, "Synced", "True")
+		})
+		if _, err := getClaim(t, lead, localNS, cluster2); !kerrors.IsNotFound(err) {
+			t.Errorf("MiniCluster %s/%s made while the Burst waits: %v", localNS, cluster2, err)
+		}
+		if _, err := lead.CreateNode(ctx(t), "node-c", nodeAddrC...); err != nil {
+			t.Fatal(err)
+		}
+		bindLeadPod(t, lead, ns, root2, "", "node-c")
 		eventually(t, 2*time.Minute, "MiniCluster "+localNS+"/"+cluster2+" appears in the lead cluster", func() error {
 			return wantBurstClaim(t, lead, localNS, cluster2, "10.0.0.3", port2, root2, 2,
 				[]any{map[string]any{"name": cluster2, "size": int64(2)}})
@@ -265,6 +298,14 @@ func TestBurst(t *testing.T) {
 			}
 			if len(left) > 0 {
 				return fmt.Errorf("still there: %s", strings.Join(left, ", "))
+			}
+			return nil
+		})
+		eventually(t, time.Minute, "ProviderConfig "+ns+"/cloud, no longer in use, is gone", func() error {
+			pc := &unstructured.Unstructured{}
+			pc.SetGroupVersionKind(schema.GroupVersionKind{Group: "bursting.flux-framework.org", Version: "v1alpha1", Kind: "ProviderConfig"})
+			if err := lead.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "cloud"}, pc); !kerrors.IsNotFound(err) {
+				return fmt.Errorf("still there (%v)", err)
 			}
 			return nil
 		})

@@ -217,6 +217,22 @@ func wantCondition(u *unstructured.Unstructured, typ, status string) error {
 	return nil
 }
 
+// wantConditionReason is wantCondition, with the condition's reason too.
+func wantConditionReason(u *unstructured.Unstructured, typ, status, reason string) error {
+	if err := wantCondition(u, typ, status); err != nil {
+		return err
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			if m["reason"] != reason {
+				return fmt.Errorf("%s %s/%s: condition %s has reason %v (%v), want %s", u.GetKind(), u.GetNamespace(), u.GetName(), typ, m["reason"], m["message"], reason)
+			}
+		}
+	}
+	return nil
+}
+
 // composed are the objects the function composes for the hello-world claim.
 type composed struct {
 	Job       *batchv1.Job

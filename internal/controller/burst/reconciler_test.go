@@ -241,6 +241,9 @@ func TestProviderConfigInUse(t *testing.T) {
 			if pc.GetUsers() != 1 {
 				t.Errorf("%s\nusers %d, want 1", tc.reason, pc.GetUsers())
 			}
+			if c := pc.GetCondition(providerconfig.TypeTerminating); c.Status != corev1.ConditionTrue || c.Reason != providerconfig.ReasonInUse {
+				t.Errorf("%s\nTerminating %s (%s), want True (InUse)", tc.reason, c.Status, c.Reason)
+			}
 
 			// The Burst goes, and its usage with it (garbage collection in a
 			// real cluster); then the config may go.
