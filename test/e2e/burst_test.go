@@ -247,6 +247,36 @@ func TestBurst(t *testing.T) {
 		if _, err := getClaim(t, lead, localNS, cluster2); !kerrors.IsNotFound(err) {
 			t.Errorf("MiniCluster %s/%s made while the Burst waits: %v", localNS, cluster2, err)
 		}
+		// An Observe-only Burst of the same cluster reads and reports, makes
+		// nothing, and goes without deleting anything.
+		observer := b.DeepCopy()
+		observer.SetName(burst2 + "-observer")
+		observer.SetResourceVersion("")
+		observer.SetUID("")
+		setField(t, observer, []any{"Observe"}, "spec", "managementPolicies")
+		if err := lead.Client.Create(ctx(t), observer); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the Observe-only Burst reports the wait too (Ready=False WaitingForRoot)", func() error {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(burstGVK)
+			if err := lead.Client.Get(ctx(t), client.ObjectKeyFromObject(observer), got); err != nil {
+				return err
+			}
+			return wantConditionReason(got, "Ready", "False", "WaitingForRoot")
+		})
+		if err := lead.Client.Delete(ctx(t), observer); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the Observe-only Burst is gone", func() error {
+			if err := lead.Client.Get(ctx(t), client.ObjectKeyFromObject(observer), observer.DeepCopy()); !kerrors.IsNotFound(err) {
+				return fmt.Errorf("still there (%v)", err)
+			}
+			return nil
+		})
+		if _, err := getClaim(t, lead, localNS, cluster2); !kerrors.IsNotFound(err) {
+			t.Errorf("MiniCluster %s/%s made by an Observe-only Burst: %v", localNS, cluster2, err)
+		}
 		if _, err := lead.CreateNode(ctx(t), "node-c", nodeAddrC...); err != nil {
 			t.Fatal(err)
 		}
