@@ -114,6 +114,19 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		return rsp, nil
 	}
 
+	if _, ok := observed[resource.Name(render.KeyJob)]; !ok {
+		msg, err := foreignJob(req, rsp, p, string(oxr.Resource.GetUID()))
+		if err != nil {
+			response.Fatal(rsp, err)
+			return rsp, nil
+		}
+		if msg != "" {
+			response.Fatal(rsp, errors.New(msg))
+			response.ConditionFalse(rsp, ConditionValid, "JobExists").WithMessage(msg).TargetCompositeAndClaim()
+			return rsp, nil
+		}
+	}
+
 	cert, err := f.curveCert(mc, observed)
 	if err != nil {
 		fatal(rsp, err)
