@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The MiniCluster composition function (default target) and the burst
 # controller (--target provider): static Go binaries on a distroless base.
-# Without a Docker engine, `make packages` builds the same images in Go.
+# Without a Docker engine, `make packages` builds the same images in Go
+# (hack/packages/dockerfile_test.go keeps the two in step).
 
 FROM golang:1.26 AS build
 WORKDIR /src

@@ -1,13 +1,12 @@
 // Command packages builds the Function, Provider and Configuration .xpkg
 // files without a Docker engine: each runtime image is assembled in Go
-// (go-containerregistry: the static binary on an empty base) and embedded
+// (go-containerregistry: the static binary on a distroless-like base with a
+// CA bundle and the nonroot user, see image.go) and embedded
 // with `crossplane xpkg build --embed-runtime-image-tarball`. `make
 // packages` calls it.
 package main
 
 import (
-	"archive/tar"
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,11 +19,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -42,6 +36,15 @@ type pkg struct {
 	function string
 }
 
+// packages are the three packages: the Function and the Provider carry a
+// runtime image of their binary (see image.go), the Configuration the XRD
+// and Composition.
+var packages = []pkg{
+	{name: "function-minicluster", meta: "package/function/crossplane.yaml", files: []string{"package/input/*.yaml"}, binary: "function", port: "9443/tcp"},
+	{name: "provider-minicluster-burst", meta: "package/provider/crossplane.yaml", files: []string{"package/provider/crds/*.yaml"}, binary: "provider", port: "8080/tcp"},
+	{name: "configuration-minicluster", meta: "package/configuration/crossplane.yaml", files: []string{"compositions/definition.yaml", "compositions/composition.yaml"}, examples: "examples", function: "function-minicluster"},
+}
+
 func main() {
 	var (
 		crossplane = flag.String("crossplane", "", "crossplane CLI")
@@ -49,17 +52,13 @@ func main() {
 		out        = flag.String("out", "_output/packages", "where to write the .xpkg files")
 		version    = flag.String("version", "v0.1.0", "package version")
 		registry   = flag.String("registry", "xpkg.crossplane.io/flux-framework", "registry and organisation the packages are pushed to (the Configuration depends on the Function there)")
+		caBundle   = flag.String("ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA bundle the runtime images carry (Debian's ca-certificates)")
 	)
 	flag.Parse()
-	pkgs := []pkg{
-		{name: "function-minicluster", meta: "package/function/crossplane.yaml", files: []string{"package/input/*.yaml"}, binary: "function", port: "9443/tcp"},
-		{name: "provider-minicluster-burst", meta: "package/provider/crossplane.yaml", files: []string{"package/provider/crds/*.yaml"}, binary: "provider", port: "8080/tcp"},
-		{name: "configuration-minicluster", meta: "package/configuration/crossplane.yaml", files: []string{"compositions/definition.yaml", "compositions/composition.yaml"}, examples: "examples", function: "function-minicluster"},
-	}
 	vars := map[string]string{"${REGISTRY}": *registry, "${VERSION}": *version}
-	for _, p := range pkgs {
+	for _, p := range packages {
 		start := time.Now()
-		path, err := build(p, *crossplane, *bin, *out, vars)
+		path, err := build(p, *crossplane, *bin, *out, *caBundle, vars)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "packages: %s: %v\n", p.name, err)
 			os.Exit(1)
@@ -68,7 +67,7 @@ func main() {
 	}
 }
 
-func build(p pkg, crossplane, bin, out string, vars map[string]string) (string, error) {
+func build(p pkg, crossplane, bin, out, caBundle string, vars map[string]string) (string, error) {
 	stage, err := os.MkdirTemp("", "xpkg-"+p.name+"-")
 	if err != nil {
 		return "", err
@@ -128,7 +127,7 @@ func build(p pkg, crossplane, bin, out string, vars map[string]string) (string, 
 	args = append(args, "--examples-root="+examples)
 	if p.binary != "" {
 		image := filepath.Join(stage, "image.tar")
-		if err := writeImage(filepath.Join(bin, p.binary), p.binary, p.port, p.name, image); err != nil {
+		if err := writeImage(filepath.Join(bin, p.binary), p.binary, p.port, p.name, caBundle, image); err != nil {
 			return "", fmt.Errorf("cannot build runtime image: %w", err)
 		}
 		args = append(args, "--embed-runtime-image-tarball="+image)
@@ -147,52 +146,6 @@ func build(p pkg, crossplane, bin, out string, vars map[string]string) (string, 
 		return "", fmt.Errorf("crossplane xpkg build: %w", err)
 	}
 	return file, nil
-}
-
-// writeImage writes an OCI image tarball: an empty base, one layer with the
-// static binary at /<name>, running as a non-root user.
-func writeImage(binary, entry, port, repo, path string) error {
-	data, err := os.ReadFile(binary)
-	if err != nil {
-		return fmt.Errorf("%w (build it with make build-linux)", err)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: entry, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg, ModTime: time.Unix(0, 0)}); err != nil {
-		return err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return err
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
-	if err != nil {
-		return err
-	}
-	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), layer)
-	if err != nil {
-		return err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.Architecture, cfg.OS = "amd64", "linux"
-	cfg.Config.Entrypoint = []string{"/" + entry}
-	cfg.Config.User = "65532:65532"
-	cfg.Config.ExposedPorts = map[string]struct{}{port: {}}
-	cfg.Created = v1.Time{Time: time.Unix(0, 0)}
-	if img, err = mutate.ConfigFile(img, cfg); err != nil {
-		return err
-	}
-	ref, err := name.NewTag("flux-framework/" + repo + ":latest")
-	if err != nil {
-		return err
-	}
-	return tarball.WriteToFile(path, ref, img)
 }
 
 func copyFile(from, to string) error {
