@@ -99,22 +99,29 @@ VERSION ?= v0.1.0
 REGISTRY ?= xpkg.crossplane.io/flux-framework
 PKG_OUT := _output/packages
 
+comma := ,
+space := $(empty) $(empty)
+PLATFORMS := linux/amd64 linux/arm64
+
 .PHONY: build-linux
-build-linux: ## Static linux/amd64 binaries for the package runtime images.
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags="-s -w" -o $(BIN)/linux_amd64/function ./cmd/function
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags="-s -w" -o $(BIN)/linux_amd64/provider ./cmd/provider
+build-linux: ## Static binaries for the package runtime images, one directory a platform ($(PLATFORMS)).
+	for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags="-s -w" -o $(BIN)/$${os}_$$arch/function ./cmd/function && \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags="-s -w" -o $(BIN)/$${os}_$$arch/provider ./cmd/provider || exit 1; \
+	done
 
 .PHONY: packages
-packages: build-linux ## Build the three .xpkg files into _output/packages (no Docker needed).
+packages: build-linux ## Build the .xpkg files into _output/packages: one a platform for the Function and Provider (no Docker needed).
 	@$(TOOLS) install crossplane-cli
-	go run ./hack/packages --crossplane "$$($(TOOLS) path crossplane-cli)" --bin $(BIN)/linux_amd64 \
+	go run ./hack/packages --crossplane "$$($(TOOLS) path crossplane-cli)" --bin $(BIN) --platforms "$(subst $(space),$(comma),$(PLATFORMS))" \
 		--out $(PKG_OUT) --version $(VERSION) --registry $(REGISTRY)
 
 .PHONY: publish
-publish: packages ## Push the packages to $(REGISTRY) (e.g. make publish REGISTRY=registry.example.com/flux).
+publish: packages ## Push the packages to $(REGISTRY) (e.g. make publish REGISTRY=registry.example.com/flux), multi-platform where they have a runtime.
 	@$(TOOLS) install crossplane-cli
 	for p in function-minicluster provider-minicluster-burst configuration-minicluster; do \
-		"$$($(TOOLS) path crossplane-cli)" xpkg push -f $(PKG_OUT)/$$p.xpkg $(REGISTRY)/$$p:$(VERSION); \
+		files=$$(ls $(PKG_OUT)/$$p.xpkg $(PKG_OUT)/$$p-*.xpkg 2>/dev/null | paste -sd, -); \
+		"$$($(TOOLS) path crossplane-cli)" xpkg push -f $$files $(REGISTRY)/$$p:$(VERSION) || exit 1; \
 	done
 
 # Performance and robustness (docs/performance.md).

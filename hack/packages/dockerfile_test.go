@@ -129,7 +129,7 @@ func TestImagesMatchDockerfile(t *testing.T) {
 			if !ok {
 				t.Fatalf("the Dockerfile has no runtime stage %q (docker build --target %s)", p.binary, p.binary)
 			}
-			img, err := runtimeImage([]byte("binary"), p.binary, p.port, []byte(ca))
+			img, err := runtimeImage([]byte("binary"), p.binary, p.port, "amd64", []byte(ca))
 			if err != nil {
 				t.Fatal(err)
 			}

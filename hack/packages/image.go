@@ -88,9 +88,9 @@ func layer(entries []entry) (v1.Layer, error) {
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
 }
 
-// runtimeImage is a package's runtime image: the base layer, then one
-// layer with the static binary at /<entry>, run as nonroot.
-func runtimeImage(binary []byte, entryName, port string, caBundle []byte) (v1.Image, error) {
+// runtimeImage is a package's runtime image for linux/<arch>: the base
+// layer, then one layer with the static binary at /<entry>, run as nonroot.
+func runtimeImage(binary []byte, entryName, port, arch string, caBundle []byte) (v1.Image, error) {
 	base, err := layer(baseEntries(caBundle))
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func runtimeImage(binary []byte, entryName, port string, caBundle []byte) (v1.Im
 		return nil, err
 	}
 	cfg = cfg.DeepCopy()
-	cfg.Architecture, cfg.OS = "amd64", "linux"
+	cfg.Architecture, cfg.OS = arch, "linux"
 	cfg.Config.Entrypoint = []string{"/" + entryName}
 	cfg.Config.User = nonrootUser
 	cfg.Config.Env = imageEnv
@@ -118,7 +118,7 @@ func runtimeImage(binary []byte, entryName, port string, caBundle []byte) (v1.Im
 }
 
 // writeImage writes the runtime image of binary as an OCI image tarball.
-func writeImage(binary, entryName, port, repo, caBundle, path string) error {
+func writeImage(binary, entryName, port, repo, arch, caBundle, path string) error {
 	data, err := os.ReadFile(binary)
 	if err != nil {
 		return fmt.Errorf("%w (build it with make build-linux)", err)
@@ -127,7 +127,7 @@ func writeImage(binary, entryName, port, repo, caBundle, path string) error {
 	if err != nil {
 		return fmt.Errorf("cannot read the CA bundle for the image: %w (install Debian's ca-certificates, or pass -ca-bundle)", err)
 	}
-	img, err := runtimeImage(data, entryName, port, ca)
+	img, err := runtimeImage(data, entryName, port, arch, ca)
 	if err != nil {
 		return err
 	}

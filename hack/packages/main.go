@@ -48,7 +48,8 @@ var packages = []pkg{
 func main() {
 	var (
 		crossplane = flag.String("crossplane", "", "crossplane CLI")
-		bin        = flag.String("bin", "bin/linux_amd64", "directory of the static binaries")
+		bin        = flag.String("bin", "bin", "directory of the static binaries, one subdirectory <os>_<arch> a platform")
+		platforms  = flag.String("platforms", "linux/amd64,linux/arm64", "platforms of the runtime images: one .xpkg each, pushed together as one multi-platform package")
 		out        = flag.String("out", "_output/packages", "where to write the .xpkg files")
 		version    = flag.String("version", "v0.1.0", "package version")
 		registry   = flag.String("registry", "xpkg.crossplane.io/flux-framework", "registry and organisation the packages are pushed to (the Configuration depends on the Function there)")
@@ -57,17 +58,26 @@ func main() {
 	flag.Parse()
 	vars := map[string]string{"${REGISTRY}": *registry, "${VERSION}": *version}
 	for _, p := range packages {
-		start := time.Now()
-		path, err := build(p, *crossplane, *bin, *out, *caBundle, vars)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "packages: %s: %v\n", p.name, err)
-			os.Exit(1)
+		plats := []string{""} // a Configuration has no runtime
+		if p.binary != "" {
+			plats = strings.Split(*platforms, ",")
 		}
-		fmt.Fprintf(os.Stderr, "packages: built %s (%s)\n", path, time.Since(start).Round(time.Millisecond))
+		for _, plat := range plats {
+			start := time.Now()
+			path, err := build(p, plat, *crossplane, *bin, *out, *caBundle, vars)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "packages: %s %s: %v\n", p.name, plat, err)
+				os.Exit(1)
+			}
+			fmt.Fprintf(os.Stderr, "packages: built %s (%s)\n", path, time.Since(start).Round(time.Millisecond))
+		}
 	}
 }
 
-func build(p pkg, crossplane, bin, out, caBundle string, vars map[string]string) (string, error) {
+// build writes one .xpkg of p: <name>.xpkg for a Configuration,
+// <name>-<arch>.xpkg with the runtime image of platform plat ("linux/arm64")
+// for a Function or Provider.
+func build(p pkg, plat, crossplane, bin, out, caBundle string, vars map[string]string) (string, error) {
 	stage, err := os.MkdirTemp("", "xpkg-"+p.name+"-")
 	if err != nil {
 		return "", err
@@ -125,17 +135,23 @@ func build(p pkg, crossplane, bin, out, caBundle string, vars map[string]string)
 		}
 	}
 	args = append(args, "--examples-root="+examples)
+	fileName := p.name + ".xpkg"
 	if p.binary != "" {
+		goos, arch, ok := strings.Cut(plat, "/")
+		if !ok || goos != "linux" {
+			return "", fmt.Errorf("platform %q: want linux/<arch>", plat)
+		}
 		image := filepath.Join(stage, "image.tar")
-		if err := writeImage(filepath.Join(bin, p.binary), p.binary, p.port, p.name, caBundle, image); err != nil {
+		if err := writeImage(filepath.Join(bin, goos+"_"+arch, p.binary), p.binary, p.port, p.name, arch, caBundle, image); err != nil {
 			return "", fmt.Errorf("cannot build runtime image: %w", err)
 		}
 		args = append(args, "--embed-runtime-image-tarball="+image)
+		fileName = p.name + "-" + arch + ".xpkg"
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", err
 	}
-	file, err := filepath.Abs(filepath.Join(out, p.name+".xpkg"))
+	file, err := filepath.Abs(filepath.Join(out, fileName))
 	if err != nil {
 		return "", err
 	}

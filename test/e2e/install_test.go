@@ -71,22 +71,37 @@ func TestInstallFromPackages(t *testing.T) {
 	step(t, "build and push the packages", func(t *testing.T) {
 		start := time.Now()
 		bin := filepath.Join(work, "bin")
-		for _, b := range []string{"function", "provider"} {
-			// make build-linux
-			runCmd(t, repo, []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64"},
-				"go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(bin, b), "./cmd/"+b)
+		for _, arch := range []string{"amd64", "arm64"} {
+			for _, b := range []string{"function", "provider"} {
+				// make build-linux
+				runCmd(t, repo, []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + arch},
+					"go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(bin, "linux_"+arch, b), "./cmd/"+b)
+			}
 		}
 		// make packages REGISTRY=... VERSION=...
 		out := filepath.Join(work, "packages")
-		runCmd(t, repo, nil, "go", "run", "./hack/packages", "--crossplane", cli, "--bin", bin,
+		runCmd(t, repo, nil, "go", "run", "./hack/packages", "--crossplane", cli, "--bin", bin, "--platforms", "linux/amd64,linux/arm64",
 			"--out", out, "--version", packageVersion, "--registry", registry)
 		t.Logf("built the packages in %s", time.Since(start).Round(100*time.Millisecond))
-		// make publish: no flag is needed for a registry on loopback.
+		// make publish: no flag is needed for a registry on loopback. The
+		// Function and the Provider go as multi-platform packages.
 		start = time.Now()
-		for _, p := range []string{"function-minicluster", "provider-minicluster-burst", "configuration-minicluster"} {
-			runCmd(t, repo, nil, cli, "xpkg", "push", "-f", filepath.Join(out, p+".xpkg"), registry+"/"+p+":"+packageVersion)
+		for p, files := range map[string][]string{
+			"function-minicluster":       {"function-minicluster-amd64.xpkg", "function-minicluster-arm64.xpkg"},
+			"provider-minicluster-burst": {"provider-minicluster-burst-amd64.xpkg", "provider-minicluster-burst-arm64.xpkg"},
+			"configuration-minicluster":  {"configuration-minicluster.xpkg"},
+		} {
+			for i := range files {
+				files[i] = filepath.Join(out, files[i])
+			}
+			runCmd(t, repo, nil, cli, "xpkg", "push", "-f", strings.Join(files, ","), registry+"/"+p+":"+packageVersion)
 		}
 		t.Logf("pushed the packages in %s", time.Since(start).Round(100*time.Millisecond))
+		for _, p := range []string{"function-minicluster", "provider-minicluster-burst"} {
+			if got := platforms(t, crane, registry+"/"+p+":"+packageVersion); !slices.Equal(got, []string{"linux/amd64", "linux/arm64"}) {
+				t.Errorf("%s is published for %v, want linux/amd64 and linux/arm64", p, got)
+			}
+		}
 
 		// The runtime binaries, as the packages ship them: the External
 		// runtime below runs these, not a fresh build.
@@ -384,6 +399,31 @@ func runCmd(t *testing.T, dir string, env []string, name string, args ...string)
 // runtimeBinary pulls a pushed package from the registry and writes the
 // runtime binary its image runs (checking the image's entrypoint is
 // /<name>) to dir/pkg-<name>.
+// platforms lists the platforms of a multi-platform package, sorted.
+func platforms(t *testing.T, crane, ref string) []string {
+	t.Helper()
+	out, err := exec.Command(crane, "manifest", ref).Output()
+	if err != nil {
+		t.Fatalf("crane manifest %s: %v", ref, err)
+	}
+	var index struct {
+		Manifests []struct {
+			Platform *struct{ OS, Architecture string }
+		}
+	}
+	if err := json.Unmarshal(out, &index); err != nil {
+		t.Fatalf("crane manifest %s: %v", ref, err)
+	}
+	var got []string
+	for _, m := range index.Manifests {
+		if m.Platform != nil {
+			got = append(got, m.Platform.OS+"/"+m.Platform.Architecture)
+		}
+	}
+	slices.Sort(got)
+	return got
+}
+
 func runtimeBinary(t *testing.T, crane, ref, name, dir string) string {
 	t.Helper()
 	out, err := exec.Command(crane, "config", ref).Output()
