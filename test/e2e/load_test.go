@@ -55,6 +55,19 @@ type loadReport struct {
 	// for the claims, the composites and the composed objects: where the
 	// API server's time went.
 	RequestsPerClaim map[string]float64 `json:"apiserverRequestsPerClaim"`
+	// Writes while the claims converged, per claim: by writer, verb and
+	// resource (the audit log) and what reached etcd; and, with
+	// $MC_LOAD_STEADY, in the steady-state window after, per minute.
+	CrossplaneFlags          []string           `json:"crossplaneFlags"`
+	WritesPerClaim           float64            `json:"writesPerClaim"`
+	CrossplaneWritesPerClaim float64            `json:"crossplaneWritesPerClaim"`
+	WritesPerClaimByWriter   map[string]float64 `json:"writesPerClaimByWriter"`
+	EtcdWritesPerClaim       map[string]float64 `json:"etcdWritesPerClaim"`
+	SteadySeconds            float64            `json:"steadySeconds,omitempty"`
+	SteadyPerMinuteByWriter  map[string]float64 `json:"steadyWritesPerMinuteByWriter,omitempty"`
+	SteadyEtcdPerMinute      map[string]float64 `json:"steadyEtcdWritesPerMinute,omitempty"`
+	SteadyCrossplanePerMin   float64            `json:"steadyCrossplaneWritesPerMinute"`
+	SteadyFunctionCalls      int64              `json:"steadyFunctionCalls"`
 }
 
 // TestLoad measures the real control plane under 100 hello-world claims
@@ -64,7 +77,11 @@ type loadReport struct {
 // own, with Crossplane's default settings (nothing tuned), so the numbers
 // are the function's and Crossplane's alone. The summary goes to the test
 // log and, as JSON, to $MC_LOAD_REPORT. It fails only if the claims do not
-// converge within 4 minutes.
+// converge within 4 minutes. It also counts the API writes while the
+// claims converge (by writer, verb and resource, from the API server's
+// audit log; and what reached etcd), and with $MC_LOAD_STEADY (e.g. 5m)
+// the writes a minute in that window after they converged. Crossplane's
+// flags can be set with $MC_CROSSPLANE_FLAGS.
 func TestLoad(t *testing.T) {
 	requireE2E(t)
 	if testing.Short() {
@@ -72,7 +89,8 @@ func TestLoad(t *testing.T) {
 	}
 	const namespaces, perNamespace, size = 10, 10, 4
 	const timeout = 4 * time.Minute
-	cp := startOwnControlPlane(t, harness.Options{Name: "load"})
+	steady := envDuration(t, EnvLoadSteady, 0)
+	cp := startOwnControlPlane(t, harness.Options{Name: "load", AuditWrites: true, CrossplaneFlags: crossplaneFlags()})
 	var nss []string
 	for i := range namespaces {
 		ns := fmt.Sprintf("load-%02d", i)
@@ -111,6 +129,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := usage()
+	meter := newWriteMeter(t, cp)
 
 	// Apply every claim at once, a namespace per goroutine, as ten tenants
 	// (or a GitOps sync) would.
@@ -169,6 +188,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	conv := meter.since(t)
 	perClaim := map[string]float64{}
 	for k, v := range req1 {
 		if d := v - req0[k]; d > 0 && !strings.HasPrefix(k, "LIST ") && !strings.HasPrefix(k, "WATCH ") &&
@@ -194,6 +214,30 @@ func TestLoad(t *testing.T) {
 		CrossplaneCPUSeconds: cpu("crossplane"), APIServerCPUSeconds: cpu("kube-apiserver"), EtcdCPUSeconds: cpu("etcd"),
 		KCMCPUSeconds: cpu("kube-controller-manager"), CrossplanePeakRSSMiB: mib(after["crossplane"].PeakRSS),
 		CPUs: runtime.NumCPU(), RequestsPerClaim: perClaim,
+		CrossplaneFlags: cp.Options().CrossplaneFlags, WritesPerClaim: conv.Total / float64(len(claims)),
+		CrossplaneWritesPerClaim: conv.Crossplane / float64(len(claims)),
+		WritesPerClaimByWriter:   scaled(conv.ByWriter, float64(len(claims))), EtcdWritesPerClaim: scaled(conv.Etcd, float64(len(claims))),
+	}
+	if steady > 0 {
+		// Settle a few seconds: the last claims' final status writes.
+		time.Sleep(5 * time.Second)
+		_ = meter.since(t)
+		calls2, err := cp.RunFunctionCalls(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("load: converged; measuring the steady state for %s", steady)
+		time.Sleep(steady)
+		st := meter.since(t)
+		calls3, err := cp.RunFunctionCalls(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mins := st.Seconds / 60
+		r.SteadySeconds, r.SteadyPerMinuteByWriter, r.SteadyEtcdPerMinute = st.Seconds, scaled(st.ByWriter, mins), scaled(st.Etcd, mins)
+		r.SteadyCrossplanePerMin, r.SteadyFunctionCalls = st.Crossplane/mins, calls3-calls2
+		t.Logf("load: steady state, %.0fs: %.1f writes a minute by Crossplane, %.1f in all; %d RunFunction calls; per minute:\n  %s",
+			st.Seconds, r.SteadyCrossplanePerMin, st.Total/mins, r.SteadyFunctionCalls, topEntries(r.SteadyPerMinuteByWriter, 20))
 	}
 	if r.FunctionCalls > 0 {
 		r.FunctionCPUPerCallMs = r.FunctionCPUSeconds * 1000 / float64(r.FunctionCalls)
@@ -214,6 +258,7 @@ func TestLoad(t *testing.T) {
 		top = append(top, fmt.Sprintf("%s %.1f", k, perClaim[k]))
 	}
 	t.Logf("load: API server requests per claim: %s", strings.Join(top, ", "))
+	t.Logf("load: writes per claim while converging: %.1f, of which Crossplane %.1f:\n  %s", r.WritesPerClaim, r.CrossplaneWritesPerClaim, topEntries(r.WritesPerClaimByWriter, 30))
 	if path := os.Getenv(EnvLoadReport); path != "" {
 		b, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {

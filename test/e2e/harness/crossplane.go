@@ -141,7 +141,7 @@ func (cp *ControlPlane) crossplaneArgs() []string {
 	if cp.opts.Debug {
 		args = append(args, "--debug")
 	}
-	return args
+	return append(args, cp.opts.CrossplaneFlags...)
 }
 
 func (cp *ControlPlane) startCrossplane(ctx context.Context) error {

@@ -71,6 +71,12 @@ type Options struct {
 	// Debug turns on debug logging of Crossplane and the function (in
 	// their log files).
 	Debug bool
+	// AuditWrites makes kube-apiserver log every write (level Metadata:
+	// user, verb, object, request URI) to AuditLogPath, for AuditWrites.
+	AuditWrites bool
+	// CrossplaneFlags are added to `crossplane core start`'s flags, e.g.
+	// --poll-interval=10m.
+	CrossplaneFlags []string
 	// StartTimeout bounds Start (default 5 minutes).
 	StartTimeout time.Duration
 }
@@ -401,6 +407,11 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 		"--endpoint-reconciler-type=none",
 		"--v=1",
 	}, nil, cp.Dir, cp.LogDir)
+	audit, err := cp.auditArgs()
+	if err != nil {
+		return err
+	}
+	cp.apiserver.args = append(cp.apiserver.args, audit...)
 	if err := cp.runAPIServer(ctx, "kube-apiserver /readyz"); err != nil {
 		return err
 	}

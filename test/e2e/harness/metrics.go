@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -138,47 +139,49 @@ func ProcessUsage(pid int) (Usage, error) {
 
 // APIServerRequests is kube-apiserver's apiserver_request_total since it
 // started, summed by "VERB group/resource[/subresource]" (group "" for the
-// core API), e.g. "PUT flux-framework.org/miniclusters/status".
+// core API), e.g. "PUT flux-framework.org/miniclusters/status". A dry run
+// counts under "VERB(dry-run) ...".
 func (cp *ControlPlane) APIServerRequests(ctx context.Context) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	hc, err := rest.HTTPClientFor(cp.Config)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cp.Config.Host+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	rsp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer rsp.Body.Close() //nolint:errcheck // read-only
-	if rsp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", rsp.Status)
-	}
 	m := map[string]float64{}
-	sc := bufio.NewScanner(rsp.Body)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
+	err := cp.scrapeAPIServer(ctx, func(name string, l map[string]string, v float64) {
+		if name != "apiserver_request_total" {
+			return
 		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("metric line %q: %w", line, err)
+		verb := l["verb"]
+		if d := l["dry_run"]; d != "" && d != "false" {
+			verb += "(dry-run)"
 		}
-		l := labels(line[:i])
-		key := l["verb"] + " " + l["group"] + "/" + l["resource"]
+		key := verb + " " + l["group"] + "/" + l["resource"]
 		if s := l["subresource"]; s != "" {
 			key += "/" + s
 		}
 		m[key] += v
+	})
+	return m, err
+}
+
+// apiserverMetrics is the text of kube-apiserver's /metrics.
+func (cp *ControlPlane) apiserverMetrics(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	hc, err := rest.HTTPClientFor(cp.Config)
+	if err != nil {
+		return "", err
 	}
-	return m, sc.Err()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cp.Config.Host+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	rsp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer rsp.Body.Close() //nolint:errcheck // read-only
+	if rsp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET /metrics: %s", rsp.Status)
+	}
+	b, err := io.ReadAll(rsp.Body)
+	return string(b), err
 }
 
 // labels parses the labels of a Prometheus text-format sample,
