@@ -1,11 +1,27 @@
 package function
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
+
+// TTL is how long Crossplane may wait before it runs the composition of an
+// unchanged MiniCluster again. With realtime compositions (on by default
+// since Crossplane 1.17, and in v2) Crossplane re-runs it as soon as the
+// composite or any composed object changes, and between changes it
+// re-runs it after the TTL of the response (the SDK's default is one
+// minute), each time applying every composed object and the composite's
+// status again: for 100 MiniClusters, 600 no-op writes a minute. The
+// function reads nothing Crossplane does not watch, so nothing is gained
+// by running sooner: a day, the cap Crossplane puts on cached function
+// responses (--xfn-cache-max-ttl). Crossplane's --sync-interval (default
+// one hour) still re-reconciles everything as a safety net. Without
+// realtime compositions the TTL is ignored and --poll-interval applies.
+const TTL = 24 * time.Hour
 
 // toComposed converts a typed object into a desired composed resource with
 // the API machinery's converter. Fields the API server owns — an empty

@@ -72,7 +72,7 @@ func New(o ...Option) *Function {
 
 // RunFunction composes the objects of one MiniCluster.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, response.DefaultTTL)
+	rsp := response.To(req, TTL)
 
 	in := &v1beta1.Input{}
 	if req.GetInput() != nil {

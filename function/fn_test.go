@@ -20,7 +20,6 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
@@ -223,8 +222,8 @@ func TestRunFunctionHelloWorld(t *testing.T) {
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("status: -want, +got:\n%s", diff)
 	}
-	if rsp.GetMeta().GetTtl().AsDuration() != response.DefaultTTL {
-		t.Errorf("ttl %v, want %v", rsp.GetMeta().GetTtl(), durationpb.New(response.DefaultTTL))
+	if rsp.GetMeta().GetTtl().AsDuration() != TTL {
+		t.Errorf("ttl %v, want %v", rsp.GetMeta().GetTtl(), durationpb.New(TTL))
 	}
 }
 
