@@ -219,6 +219,26 @@ func TestLoad(t *testing.T) {
 		WritesPerClaimByWriter:   scaled(conv.ByWriter, float64(len(claims))), EtcdWritesPerClaim: scaled(conv.Etcd, float64(len(claims))),
 	}
 	if steady > 0 {
+		// A claim is done when Synced with its objects, but the job
+		// controller may still be creating pods, and every Job status
+		// change re-runs the composition: the steady state starts when
+		// every Job has all its pods (active == size).
+		eventually(t, 5*time.Minute, "every Job has all its pods", func() error {
+			jobs := &batchv1.JobList{}
+			if err := cp.Client.List(context.Background(), jobs, client.HasLabels{"crossplane.io/claim-name"}); err != nil {
+				return err
+			}
+			short := 0
+			for _, j := range jobs.Items {
+				if j.Status.Active < size {
+					short++
+				}
+			}
+			if short > 0 || len(jobs.Items) < len(claims) {
+				return fmt.Errorf("%d of %d Jobs lack pods", short+len(claims)-len(jobs.Items), len(claims))
+			}
+			return nil
+		})
 		// Settle a few seconds: the last claims' final status writes.
 		time.Sleep(5 * time.Second)
 		_ = meter.since(t)
