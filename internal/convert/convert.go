@@ -402,7 +402,7 @@ func (c *converter) container(ct *v1alpha1Container, path string, runner bool) v
 		}
 		c.note(path+".fluxUser", "%s; dropped", msg)
 	}
-	for _, k := range sortedKeys(ct.ExistingVolumes) {
+	for _, k := range v1alpha2.SortedKeys(ct.ExistingVolumes) {
 		v := ct.ExistingVolumes[k]
 		if o.Volumes == nil {
 			o.Volumes = map[string]v1alpha2.ContainerVolume{}

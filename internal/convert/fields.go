@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 )
 
 var (
@@ -38,7 +40,7 @@ func walk(v any, t reflect.Type, path string, out *[]string) {
 			return // a type error: decoding reports it
 		}
 		fields := jsonFields(t)
-		for _, k := range sortedKeys(m) {
+		for _, k := range v1alpha2.SortedKeys(m) {
 			f, ok := fields[k]
 			if !ok {
 				*out = append(*out, join(path, k))
@@ -51,7 +53,7 @@ func walk(v any, t reflect.Type, path string, out *[]string) {
 		if !ok {
 			return
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range v1alpha2.SortedKeys(m) {
 			walk(m[k], t.Elem(), join(path, k), out)
 		}
 	case reflect.Slice:
@@ -100,7 +102,7 @@ func fieldPaths(t reflect.Type, path string, out *[]string) {
 	case t == intOrString || t == anyType:
 	case t.Kind() == reflect.Struct:
 		fields := jsonFields(t)
-		for _, name := range sortedKeys(fields) {
+		for _, name := range v1alpha2.SortedKeys(fields) {
 			fieldPaths(fields[name].Type, join(path, name), out)
 		}
 	case t.Kind() == reflect.Map && structLike(t.Elem()):
@@ -115,13 +117,4 @@ func structLike(t reflect.Type) bool {
 		t = t.Elem()
 	}
 	return t.Kind() == reflect.Struct && t != intOrString
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

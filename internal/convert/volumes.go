@@ -27,7 +27,7 @@ func (c *converter) volumes() error {
 	}{{c.in.Spec.Containers, c.out.Spec.Containers, "spec.containers"}, {c.in.Spec.Services, c.out.Spec.Services, "spec.services"}} {
 		for i, ct := range list.in {
 			o := &list.out[i]
-			for _, k := range sortedKeys(ct.Volumes) {
+			for _, k := range v1alpha2.SortedKeys(ct.Volumes) {
 				ref := ct.Volumes[k]
 				p := fmt.Sprintf("%s[%d].volumes.%s", list.path, i, k)
 				v, ok := top[k]
@@ -54,7 +54,7 @@ func (c *converter) volumes() error {
 			}
 		}
 	}
-	for _, k := range sortedKeys(top) {
+	for _, k := range v1alpha2.SortedKeys(top) {
 		c.volumeNotes(k, top[k], used[k])
 	}
 	return nil
