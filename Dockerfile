@@ -12,8 +12,11 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64
+# The version the function stamps on what it composes (function/version.go),
+# e.g. --build-arg VERSION=v0.1.0 as make packages VERSION=v0.1.0.
+ARG VERSION=
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w" -o /out/function ./cmd/function && \
+    GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w -X github.com/flux-framework/minicluster-crossplane/function.Version=${VERSION}" -o /out/function ./cmd/function && \
     GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w" -o /out/provider ./cmd/provider
 
 FROM gcr.io/distroless/static-debian12:nonroot AS provider

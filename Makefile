@@ -103,10 +103,13 @@ comma := ,
 space := $(empty) $(empty)
 PLATFORMS := linux/amd64 linux/arm64
 
+# The function stamps its version on what it composes (function/version.go).
+VERSION_LDFLAG := -X github.com/flux-framework/minicluster-crossplane/function.Version=$(VERSION)
+
 .PHONY: build-linux
 build-linux: ## Static binaries for the package runtime images, one directory a platform ($(PLATFORMS)).
 	for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
-		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags="-s -w" -o $(BIN)/$${os}_$$arch/function ./cmd/function && \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags="-s -w $(VERSION_LDFLAG)" -o $(BIN)/$${os}_$$arch/function ./cmd/function && \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags="-s -w" -o $(BIN)/$${os}_$$arch/provider ./cmd/provider || exit 1; \
 	done
 

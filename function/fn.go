@@ -176,6 +176,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s to a composed resource", o))
 			return rsp, nil
 		}
+		stampVersion(u)
 		desired[resource.Name(o.Name)] = &resource.DesiredComposed{Resource: u, Ready: ready(o.Name, observed[resource.Name(o.Name)], job, p.ReadyQuorum)}
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {

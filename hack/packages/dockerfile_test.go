@@ -166,3 +166,59 @@ func TestImagesMatchDockerfile(t *testing.T) {
 		})
 	}
 }
+
+// ldflags returns the -ldflags="..." of the line of text that builds
+// ./cmd/<binary> for an image (go build -trimpath), with vars expanded (textually) and the build argument
+// VERSION, ${VERSION} or $(VERSION), written VERSION.
+func ldflags(t *testing.T, text, binary string, vars map[string]string) string {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.Contains(line, "go build -trimpath") || !strings.Contains(line, "./cmd/"+binary) {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, `-ldflags="`)
+		if !ok {
+			t.Fatalf("%q builds ./cmd/%s without -ldflags", strings.TrimSpace(line), binary)
+		}
+		flags, _, _ := strings.Cut(rest, `"`)
+		for k, v := range vars {
+			flags = strings.ReplaceAll(flags, k, v)
+		}
+		return strings.NewReplacer("${VERSION}", "VERSION", "$(VERSION)", "VERSION").Replace(flags)
+	}
+	t.Fatalf("no line builds ./cmd/%s", binary)
+	return ""
+}
+
+// TestBuildFlagsMatchDockerfile: the Dockerfile and make packages
+// (Makefile build-linux) build the binaries with the same linker flags,
+// the function's version (function.Version, stamped on what it composes)
+// included.
+func TestBuildFlagsMatchDockerfile(t *testing.T) {
+	docker, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{}
+	for _, line := range strings.Split(string(mk), "\n") {
+		if k, v, ok := strings.Cut(line, " := "); ok && !strings.ContainsAny(k, " \t") {
+			vars["$("+k+")"] = v
+		}
+	}
+	for _, p := range packages {
+		if p.binary == "" {
+			continue
+		}
+		d, m := ldflags(t, string(docker), p.binary, nil), ldflags(t, string(mk), p.binary, vars)
+		if d != m {
+			t.Errorf("./cmd/%s: the Dockerfile links with %q, make packages with %q", p.binary, d, m)
+		}
+		if p.binary == "function" && !strings.Contains(m, "-X github.com/flux-framework/minicluster-crossplane/function.Version=VERSION") {
+			t.Errorf("./cmd/function: make packages links with %q, without the function's version", m)
+		}
+	}
+}
