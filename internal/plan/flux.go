@@ -43,14 +43,6 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	if f.Topology != "" && !topologyRE.MatchString(f.Topology) {
 		errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "must be kary:<k>, binomial, mincrit[:<k>] or custom"))
 	}
-	if f.MinimalService {
-		// Only rank 0 has a DNS name: every other broker must be its child.
-		if f.Topology != "" {
-			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService"))
-		} else if max := plan.MaximumSize; max > entrypoint.TBONFanout+1 {
-			errs = append(errs, field.Invalid(p.Child("minimalService"), true, fmt.Sprintf("gives only the lead broker a DNS name, and with more than %d brokers (this cluster has up to %d) Flux makes some brokers parents of others: remove minimalService", entrypoint.TBONFanout+1, max)))
-		}
-	}
 	for _, k := range sortedKeys(f.Environment) {
 		if !shellNameRE.MatchString(k) {
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, "must be a shell variable name (letters, digits and '_', not starting with a digit): it is exported in flux-view.sh"))
@@ -60,45 +52,135 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("curveCertSecret"), f.CurveCertSecret, "set either curveCert or curveCertSecret, not both"))
 	}
 	errs = append(errs, checkSecretName(f.CurveCertSecret, p.Child("curveCertSecret"))...)
+	// hosts is the size of the instance as Flux sees it: every host of the
+	// bootstrap list, this cluster's and the others'.
+	hosts := instanceHosts(mc, plan.MaximumSize)
 	if f.BrokerConfig != "" {
-		errs = append(errs, checkBrokerConfig(mc, plan.MaximumSize, p.Child("brokerConfig"))...)
+		n, e := checkBrokerConfig(mc, plan.MaximumSize, p.Child("brokerConfig"))
+		errs = append(errs, e...)
+		if n > 0 {
+			hosts = n
+		}
+	}
+	if f.MinimalService {
+		// Only rank 0 has a DNS name: every other broker must be its child.
+		if f.Topology != "" {
+			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService"))
+		} else if hosts > entrypoint.TBONFanout+1 {
+			errs = append(errs, field.Invalid(p.Child("minimalService"), true, fmt.Sprintf("gives only the lead broker a DNS name, and with more than %d brokers (this instance has up to %d%s) Flux makes some brokers parents of others: remove minimalService", entrypoint.TBONFanout+1, hosts, hostsWhere(mc))))
+		}
 	}
 	return errs
 }
 
+// instanceHosts is the number of hosts in the instance's bootstrap list
+// without a brokerConfig: this cluster's maximum size and every cluster that
+// may join, a burst's root and clusters, or the custom host list.
+func instanceHosts(mc *v1alpha2.MiniCluster, maximumSize int32) int {
+	b := &mc.Spec.Flux.Bursting
+	n := int(maximumSize)
+	if b.LeadBroker != nil {
+		n = int(b.LeadBroker.Size)
+	}
+	for _, c := range b.Clusters {
+		n += int(c.Size)
+	}
+	if b.Hostlist != "" && b.LeadBroker == nil {
+		if l, err := hostlist.Parse(b.Hostlist); err == nil {
+			n = l.Len()
+		}
+	}
+	return n
+}
+
+// hostsWhere says which fields the instance's hosts come from, for
+// messages about their number.
+func hostsWhere(mc *v1alpha2.MiniCluster) string {
+	f := &mc.Spec.Flux
+	switch {
+	case f.BrokerConfig != "":
+		return " hosts in spec.flux.brokerConfig"
+	case f.Bursting.Hostlist != "":
+		return " hosts in spec.flux.bursting.hostlist"
+	case f.Bursting.LeadBroker != nil || len(f.Bursting.Clusters) > 0:
+		return " hosts with spec.flux.bursting.clusters"
+	}
+	return ""
+}
+
+// bootstrapTypes are the TOML types Flux unpacks the [bootstrap] keys as
+// (boot_config_parse: s?s s?i s?s s?s s?o s?b), and hostTypes those of a
+// hosts entry.
+var (
+	bootstrapTypes = map[string]string{"curve_cert": "string", "default_port": "integer", "default_bind": "string", "default_connect": "string", "enable_ipv6": "boolean"}
+	hostTypes      = map[string]string{"host": "string", "bind": "string", "connect": "string", "parent": "string"}
+)
+
+// tomlType names the TOML type of a value go-toml decoded.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int64:
+		return "integer"
+	case bool:
+		return "boolean"
+	case float64:
+		return "float"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "table"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// withArticle puts "a" or "an" before a type name.
+func withArticle(t string) string {
+	if strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + t
+	}
+	return "a " + t
+}
+
 // checkBrokerConfig parses a user's broker.toml as Flux will and checks
-// that every broker of this cluster finds its hostname in it.
-func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Path) field.ErrorList {
+// that every broker of this cluster finds its hostname in it, this cluster's
+// lead broker first (rank 0). It returns the number of hosts the file lists
+// (0 without a bootstrap hosts list).
+func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Path) (int, field.ErrorList) {
 	var doc map[string]any
 	if err := toml.Unmarshal([]byte(mc.Spec.Flux.BrokerConfig), &doc); err != nil {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
-			return field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("is not valid TOML (line %d, column %d: %s): Flux would refuse to start", row, col, de.Error()))}
+			return 0, field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("is not valid TOML (line %d, column %d: %s): Flux would refuse to start", row, col, de.Error()))}
 		}
-		return field.ErrorList{field.Invalid(p, "<broker.toml>", "is not valid TOML ("+err.Error()+"): Flux would refuse to start")}
+		return 0, field.ErrorList{field.Invalid(p, "<broker.toml>", "is not valid TOML ("+err.Error()+"): Flux would refuse to start")}
 	}
 	raw, ok := doc["bootstrap"]
 	if !ok {
-		return nil
+		return 0, nil
 	}
 	bs, ok := raw.(map[string]any)
 	if !ok {
-		return field.ErrorList{field.Invalid(p, "<broker.toml>", "[bootstrap] must be a table")}
+		return 0, field.ErrorList{field.Invalid(p, "<broker.toml>", "[bootstrap] must be a table")}
 	}
 	var errs field.ErrorList
 	for _, k := range sortedKeys(bs) {
-		if !bootstrapKeys[k] {
+		switch want, typed := bootstrapTypes[k]; {
+		case !bootstrapKeys[k]:
 			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] has key %q, which Flux refuses: use only hosts, curve_cert, default_port, default_bind, default_connect and enable_ipv6", k)))
+		case typed && tomlType(bs[k]) != want:
+			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] %s is %s, and Flux refuses anything but %s", k, withArticle(tomlType(bs[k])), withArticle(want))))
 		}
 	}
 	hosts, ok := bs["hosts"]
 	if !ok {
-		return errs
+		return 0, errs
 	}
 	list, ok := hosts.([]any)
 	if !ok {
-		return append(errs, field.Invalid(p, "<broker.toml>", "[bootstrap] hosts must be an array of tables such as { host = \"name-[0-3]\" }"))
+		return 0, append(errs, field.Invalid(p, "<broker.toml>", "[bootstrap] hosts must be an array of tables such as { host = \"name-[0-3]\" }"))
 	}
 	var parsed []hostlist.List
 	total := 0
@@ -109,29 +191,68 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Pat
 			continue
 		}
 		for _, k := range sortedKeys(entry) {
-			if !hostKeys[k] {
+			switch {
+			case !hostKeys[k]:
 				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d] has key %q, which Flux refuses: use host, bind, connect and parent", i, k)))
+			case tomlType(entry[k]) != hostTypes[k]:
+				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d].%s is %s, and Flux refuses anything but a string", i, k, withArticle(tomlType(entry[k])))))
 			}
 		}
-		name, _ := entry["host"].(string)
+		name, ok := entry["host"].(string)
+		if !ok {
+			if _, set := entry["host"]; !set {
+				errs = append(errs, field.Required(p, fmt.Sprintf("[bootstrap] hosts[%d] has no host key, which Flux requires: give each entry a host such as { host = \"name-[0-3]\" }", i)))
+			}
+			continue
+		}
 		l, err := hostlist.Parse(name)
 		if err != nil {
 			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d].host %s", i, err)))
 			continue
 		}
 		if total += l.Len(); total > hostlist.MaxHosts {
-			return append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts have more than %d hosts", hostlist.MaxHosts)))
+			return 0, append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts have more than %d hosts", hostlist.MaxHosts)))
 		}
 		parsed = append(parsed, l)
 	}
 	if len(errs) > 0 {
-		return errs
+		return 0, errs
+	}
+	if _, ok := bs["curve_cert"]; !ok && len(list) > 1 {
+		// boot_config_parse: "curve_cert is required for size > 1".
+		errs = append(errs, field.Required(p, "[bootstrap] lists more than one hosts entry without curve_cert, and Flux then refuses to start: add curve_cert = \""+entrypoint.Layout{MountPath: mc.Spec.Flux.Container.MountPath}.CurveCert()+"\", the certificate the MiniCluster mounts"))
+	}
+	// Rank 0 is every other broker's parent (or an ancestor): it binds, and
+	// the others connect to it, at its entry's URIs or the defaults.
+	if first, _ := list[0].(map[string]any); total > 1 {
+		for _, k := range []string{"bind", "connect"} {
+			if _, ok := first[k]; !ok {
+				if _, ok := bs["default_"+k]; !ok {
+					errs = append(errs, field.Required(p, fmt.Sprintf("[bootstrap] gives rank 0 (hosts[0]) no %s URI, and Flux then refuses to start it: set default_%s (e.g. %q) or %s in hosts[0]", k, k, map[string]string{"bind": "tcp://eth0:%p", "connect": "tcp://%h." + mc.Spec.Network.HeadlessName + ":%p"}[k], k)))
+				}
+			}
+		}
 	}
 	// Each broker finds its rank by its hostname.
 	if host := hostlist.Missing(mc.Name, maximumSize, parsed...); host != "" {
-		return field.ErrorList{field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts do not include %q, the hostname of a broker of this cluster: list every pod %s-[0-%d]", host, mc.Name, maximumSize-1))}
+		return 0, append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts do not include %q, the hostname of a broker of this cluster: list every pod %s-[0-%d]", host, mc.Name, maximumSize-1)))
 	}
-	return nil
+	if lead := mc.Name + "-0"; mc.Spec.Flux.Bursting.LeadBroker == nil && firstHost(parsed) != lead {
+		errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts start with %q, but rank 0 must be %q, the lead broker that runs the job: list %s first", firstHost(parsed), lead, hostlist.Range(mc.Name, 0, maximumSize))))
+	}
+	return total, errs
+}
+
+// firstHost is rank 0 of a host list made of lists.
+func firstHost(lists []hostlist.List) string {
+	first := ""
+	for _, l := range lists {
+		l.Each(func(h string) bool { first = h; return false })
+		if first != "" {
+			return first
+		}
+	}
+	return first
 }
 
 func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
@@ -196,6 +317,12 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("clusters"), mc.Name, "a burst cluster must list the root's clusters, itself among them (an entry named "+mc.Name+"): its brokers find their ranks by their hostnames in that list"))
 		}
 	}
+	if n := instanceHosts(mc, plan.MaximumSize); (len(b.Clusters) > 0 || b.LeadBroker != nil) && n > entrypoint.TBONFanout+1 {
+		// In Flux's k-ary tree rank r's parent is rank (r-1)/fanout: past
+		// rank fanout a burst broker's parent is a root broker other than
+		// rank 0, and only rank 0 is reachable from another cluster.
+		errs = append(errs, field.Invalid(p.Child("clusters"), n, fmt.Sprintf("make an instance of %d brokers, and past %d Flux gives some burst brokers a parent other than the lead broker, the only one reachable from another cluster: keep the root's maximum size and the clusters' sizes at %d brokers in all", n, entrypoint.TBONFanout+1, entrypoint.TBONFanout+1)))
+	}
 	if b.Hostlist != "" && b.LeadBroker == nil {
 		l, err := hostlist.Parse(b.Hostlist)
 		switch {
@@ -204,6 +331,8 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		default:
 			if host := hostlist.Missing(mc.Name, plan.MaximumSize, l); host != "" {
 				errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, fmt.Sprintf("does not include %q, the hostname of a broker of this cluster: start the list with %s", host, hostlist.Range(mc.Name, 0, plan.MaximumSize))))
+			} else if first, lead := firstHost([]hostlist.List{l}), mc.Name+"-0"; first != lead {
+				errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, fmt.Sprintf("starts with %q, but rank 0 must be %q, the lead broker that runs the job: start the list with %s", first, lead, hostlist.Range(mc.Name, 0, plan.MaximumSize))))
 			}
 		}
 	}

@@ -110,7 +110,7 @@ func checkNames(mc *v1alpha2.MiniCluster, p *Plan) field.ErrorList {
 	service := func(name string, p *field.Path, what string) {
 		if msgs := validation.IsDNS1035Label(name); len(msgs) > 0 {
 			detail := fmt.Sprintf("names the %s %q, and Service names must start with a letter and have at most 63 characters (%s)", what, name, strings.Join(msgs, "; "))
-			errs = append(errs, field.Invalid(p, fieldValue(p, mc, name), detail+": "+fixFor(p)))
+			errs = append(errs, field.Invalid(p, fieldValue(p, mc, name), detail+": "+fixFor(p, mc, name)))
 			return
 		}
 		if prev, ok := services[name]; ok {
@@ -143,9 +143,13 @@ func checkNames(mc *v1alpha2.MiniCluster, p *Plan) field.ErrorList {
 }
 
 // fixFor says how to change the field a derived Service name comes from.
-func fixFor(p *field.Path) string {
+func fixFor(p *field.Path, mc *v1alpha2.MiniCluster, derived string) string {
 	switch p.String() {
 	case "metadata.name":
+		if suffix := len(derived) - len(mc.Name); suffix > 0 {
+			// A Service named <name><suffix>: headlessName does not name it.
+			return fmt.Sprintf("use a name that starts with a letter and has at most %d characters", validation.DNS1035LabelMaxLength-suffix)
+		}
 		return "use a name that starts with a letter and is short enough, or set spec.network.headlessName"
 	case "spec.network.headlessName":
 		return "choose a headlessName that starts with a letter"

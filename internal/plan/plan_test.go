@@ -585,7 +585,7 @@ func invalidCases() map[string]invalidCase {
 		"PodAnnotationsTooLarge": {
 			reason: "Kubernetes caps annotations at 256 KiB.",
 			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.Annotations = map[string]string{"big": strings.Repeat("x", 300*1024)} })),
-			want:   invalid{fields: []string{"spec.pod.annotations"}, msg: "may not be more than 262144 bytes"},
+			want:   invalid{fields: []string{"spec.pod.annotations"}, msg: "Too long: the annotations add up to 307203 bytes, more than 261120"},
 		},
 		"PodAnnotationBadKey": {
 			reason: "Annotation keys are qualified names.",
@@ -741,9 +741,93 @@ func invalidCases() map[string]invalidCase {
 		"BrokerConfigHostsMissPods": {
 			reason: "Each broker finds its rank by its hostname in the bootstrap hosts.",
 			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
-				f.BrokerConfig = "[bootstrap]\nhosts = [ { host = \"flux-sample-[0-2]\" } ]\n"
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-2]" } ]`)
 			})),
 			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "do not include \"flux-sample-3\""},
+		},
+		"BrokerConfigTypes": {
+			reason: "Flux unpacks each [bootstrap] key as one type and refuses the file otherwise.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[bootstrap]\ncurve_cert = \"/c\"\ndefault_port = \"8050\"\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h:%p\"\nenable_ipv6 = 1\nhosts = [ { host = \"flux-sample-[0-3]\", connect = 5 } ]\n"
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig", "spec.flux.brokerConfig", "spec.flux.brokerConfig"}, msg: "[bootstrap] default_port is a string, and Flux refuses anything but an integer"},
+		},
+		"BrokerConfigHostWithoutHost": {
+			reason: "Every hosts entry needs a host.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" }, { bind = "tcp://eth0:%p" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] hosts[1] has no host key"},
+		},
+		"BrokerConfigWithoutCurveCert": {
+			reason: "Flux refuses more than one hosts entry without curve_cert.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[bootstrap]\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h:%p\"\nhosts = [ { host = \"flux-sample-[0-1]\" }, { host = \"flux-sample-[2-3]\" } ]\n"
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "without curve_cert, and Flux then refuses to start: add curve_cert = \"/mnt/flux/config/curve/curve.cert\""},
+		},
+		"BrokerConfigWithoutBindAndConnect": {
+			reason: "Rank 0 binds, and the others connect to it, at its entry's URIs or the defaults.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[bootstrap]\ncurve_cert = \"/c\"\nhosts = [ { host = \"flux-sample-[0-3]\" } ]\n"
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig", "spec.flux.brokerConfig"}, msg: "gives rank 0 (hosts[0]) no connect URI"},
+		},
+		"BrokerConfigLeadNotFirst": {
+			reason: "The pod named <name>-0 runs the job as the lead, so it must be rank 0.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "login" }, { host = "flux-sample-[0-3]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "hosts start with \"login\", but rank 0 must be \"flux-sample-0\""},
+		},
+		"MinimalServiceBrokerConfigTooLarge": {
+			reason: "The brokers counted are those of the bootstrap list, other clusters' too.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.MinimalService = true
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" }, { host = "node-[0-299]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.minimalService"}, msg: "this instance has up to 304 hosts in spec.flux.brokerConfig"},
+		},
+		"MinimalServiceHostlistTooLarge": {
+			reason: "A custom host list counts whole.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) { f.MinimalService = true }), withBursting(func(b *v1alpha2.Bursting) {
+				b.Hostlist = "flux-sample-[0-3],node-[0-299]"
+			})),
+			want: invalid{fields: []string{"spec.flux.minimalService"}, msg: "this instance has up to 304 hosts in spec.flux.bursting.hostlist"},
+		},
+		"BurstPastFanout": {
+			reason: "Past rank 256 a burst broker's parent is a root broker other than rank 0, unreachable from its cluster.",
+			args: mc(withBursting(func(b *v1alpha2.Bursting) {
+				b.Clusters = []v1alpha2.BurstedCluster{{Name: "burst", Size: 254}}
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.clusters"}, msg: "make an instance of 258 brokers, and past 257"},
+		},
+		"HostlistLeadNotFirst": {
+			reason: "The pod named <name>-0 runs the job as the lead, so it must be rank 0.",
+			args:   mc(withBursting(func(b *v1alpha2.Bursting) { b.Hostlist = "node-[0-1],flux-sample-[0-3]" })),
+			want:   invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: "starts with \"node-0\", but rank 0 must be \"flux-sample-0\""},
+		},
+		"ViewMountPathSystemDir": {
+			reason: "The view's emptyDir over /usr hides bash.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Container.MountPath = "/usr" })),
+			want:   invalid{fields: []string{"spec.flux.container.mountPath"}, msg: "would hide /usr of the image"},
+		},
+		"ViewMountPathUnderSys": {
+			reason: "No mount point can be made in sysfs.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Container.MountPath = "/sys/flux" })),
+			want:   invalid{fields: []string{"spec.flux.container.mountPath"}, msg: "is inside /proc or /sys"},
+		},
+		"VolumeAtProc": {
+			reason: "runc refuses mounts at /proc.",
+			args:   mc(withVolume("p", v1alpha2.ContainerVolume{HostPath: "/proc", Path: "/proc"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[p].path"}, msg: "where the container runtime refuses mounts"},
+		},
+		"LeadBrokerServiceTooLong": {
+			reason: "Only the MiniCluster's name makes <name>-lead-broker: the fix is a shorter name, not headlessName.",
+			args: mc(withName(strings.Repeat("a", 52)), withSpec(func(s *v1alpha2.MiniClusterSpec) { s.Network.HeadlessName = "svc" }), withBursting(func(b *v1alpha2.Bursting) {
+				b.Clusters = []v1alpha2.BurstedCluster{{Name: "burst", Size: 2}}
+			})),
+			want: invalid{fields: []string{"metadata.name"}, msg: "use a name that starts with a letter and has at most 51 characters"},
 		},
 		"HostlistNotAHostlist": {
 			reason: "bursting.hostlist is parsed as Flux will.",
@@ -1017,6 +1101,22 @@ func TestValidateValid(t *testing.T) {
 				f.CurveCertSecret = "my-curve-cert"
 			})),
 		},
+		"BrokerConfigWithOtherHosts": {
+			reason: "A broker.toml Flux accepts: every pod listed, the lead first, other hosts after, the URIs and certificate set.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" }, { host = "login", parent = "flux-sample-0" } ]`) + "default_port = 8050\nenable_ipv6 = false\n"
+			})),
+		},
+		"VolumeOverProcFile": {
+			reason: "runc lets a bind mount cover a few /proc files (lxcfs).",
+			args:   mc(withVolume("cpuinfo", v1alpha2.ContainerVolume{HostPath: "/var/lib/lxcfs/proc/cpuinfo", Path: "/proc/cpuinfo"})),
+		},
+		"BurstAtFanout": {
+			reason: "257 brokers in all keep every burst broker a child of rank 0.",
+			args: mc(withBursting(func(b *v1alpha2.Bursting) {
+				b.Clusters = []v1alpha2.BurstedCluster{{Name: "burst", Size: 253}}
+			})),
+		},
 		"ConnectTimeoutEmpty": {
 			reason: `"" turns the connect timeout off.`,
 			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.ConnectTimeout = ptr("") })),
@@ -1107,6 +1207,12 @@ func TestValidateValid(t *testing.T) {
 }
 
 // validate plans m in the namespace of the tests and returns its errors.
+// bootstrap is a broker.toml whose [bootstrap] table Flux accepts apart
+// from the hosts line given.
+func bootstrap(hosts string) string {
+	return "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h.flux-sample:%p\"\n" + hosts + "\n"
+}
+
 func validate(m *v1alpha2.MiniCluster) field.ErrorList {
 	_, errs := New(m, Facts{Namespace: "default"})
 	return errs

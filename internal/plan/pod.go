@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -140,8 +141,20 @@ func checkAnnotations(annotations map[string]string, p *field.Path) field.ErrorL
 			errs = append(errs, field.Invalid(p.Key(k), k, msg))
 		}
 	}
-	if err := apivalidation.ValidateAnnotationsSize(annotations); err != nil {
-		errs = append(errs, field.TooLong(p, "", apivalidation.TotalAnnotationSizeLimitB))
+	size := 0
+	for k, v := range annotations {
+		size += len(k) + len(v)
+	}
+	if size > MaxPodAnnotationBytes {
+		e := field.TooLong(p, "", MaxPodAnnotationBytes)
+		e.Detail = fmt.Sprintf("the annotations add up to %d bytes, more than %d: Kubernetes caps a pod's annotations at %d bytes, and Crossplane and the function add their own to the services Pod; keep large data in a ConfigMap", size, MaxPodAnnotationBytes, apivalidation.TotalAnnotationSizeLimitB)
+		errs = append(errs, e)
 	}
 	return errs
 }
+
+// MaxPodAnnotationBytes bounds spec.pod.annotations (keys and values), which
+// Kubernetes caps at 256 KiB a pod: the services Pod also carries
+// annotations of Crossplane (crossplane.io/composition-resource-name) and of
+// the function (its version), for which 1 KiB is left.
+const MaxPodAnnotationBytes = apivalidation.TotalAnnotationSizeLimitB - 1024

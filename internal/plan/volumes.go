@@ -151,10 +151,17 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 	if mp == "/" || !strings.HasPrefix(mp, "/") || hasDotDot(mp) {
 		errs = append(errs, field.Invalid(mpPath, mp, "must be an absolute path other than /, without '..'"))
 	} else {
+		clean := path.Clean(mp)
 		for _, r := range []string{entrypoint.HomeDir, entrypoint.Dir, entrypoint.SoftwareDir, entrypoint.CurveDir} {
-			if overlaps(path.Clean(mp), r) {
+			if overlaps(clean, r) {
 				errs = append(errs, field.Invalid(mpPath, mp, "overlaps "+r+", which the MiniCluster mounts for Flux: choose another path such as /mnt/flux"))
 			}
+		}
+		if d := systemDir(clean); d != "" {
+			errs = append(errs, field.Invalid(mpPath, mp, "would hide "+d+" of the image (an emptyDir mounted there in every broker container), which bash and Flux need to start: choose another path such as /mnt/flux"))
+		}
+		if underKernelFS(clean) {
+			errs = append(errs, field.Invalid(mpPath, mp, "is inside /proc or /sys, where the container runtime cannot create a mount point: choose another path such as /mnt/flux"))
 		}
 	}
 	for _, l := range []struct {
@@ -185,6 +192,10 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 					continue
 				}
 				clean := path.Clean(mount)
+				if procMount(clean) {
+					errs = append(errs, field.Invalid(vp.Child("path"), v.Path, "is /proc or inside it, where the container runtime refuses mounts (runc allows only a few files such as /proc/cpuinfo): choose another path"))
+					continue
+				}
 				// A path the user did not write is blamed on the volume.
 				pathField := vp.Child("path")
 				if v.Path == "" {
@@ -212,6 +223,42 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// imageSystemDirs are directories of every Linux image that the runner's
+// bash, the Flux view and the scripts rely on: a volume mounted over one
+// hides the image's own files.
+var imageSystemDirs = []string{"/bin", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var"}
+
+// systemDir returns the system directory a mount at the clean path p would
+// hide (p itself), or "".
+func systemDir(p string) string {
+	for _, d := range imageSystemDirs {
+		if p == d {
+			return d
+		}
+	}
+	return ""
+}
+
+// underKernelFS tells whether the clean path p lies inside /proc or /sys,
+// kernel file systems where a mount point cannot be created.
+func underKernelFS(p string) bool {
+	return strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/sys/")
+}
+
+// runcProcFiles are the paths under /proc that runc lets a bind mount cover
+// (lxcfs and similar); any other mount at or under /proc fails the container.
+var runcProcFiles = map[string]bool{
+	"/proc/cpuinfo": true, "/proc/diskstats": true, "/proc/meminfo": true, "/proc/stat": true,
+	"/proc/swaps": true, "/proc/uptime": true, "/proc/loadavg": true, "/proc/slabinfo": true,
+	"/proc/net/dev": true, "/proc/sys/kernel/ns_last_pid": true,
+}
+
+// procMount tells whether a volume mounted at the clean path p would be
+// refused by the container runtime.
+func procMount(p string) bool {
+	return (p == "/proc" || strings.HasPrefix(p, "/proc/")) && !runcProcFiles[p]
 }
 
 // overlaps tells whether one of two clean paths is the other or under it.

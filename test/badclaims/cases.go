@@ -770,7 +770,7 @@ func Cases() []Case {
 		fn("pod-label-completion-index", "spec.pod.labels[batch.kubernetes.io/job-completion-index]: Forbidden: batch.kubernetes.io/ labels are set on the broker pods by the Job controller: use another label key",
 			"batch.kubernetes.io/ labels are the Job controller's.",
 			set("spec.pod.labels", obj("batch.kubernetes.io/job-completion-index", "0"))),
-		fn("pod-annotations-300kib", "spec.pod.annotations: Too long: may not be more than 262144 bytes",
+		fn("pod-annotations-300kib", "spec.pod.annotations: Too long: the annotations add up to 307203 bytes, more than 261120: Kubernetes caps a pod's annotations at 262144 bytes",
 			"Kubernetes caps a pod's annotations at 256 KiB.",
 			set("spec.pod.annotations", obj("big", strings.Repeat("x", 300*1024)))),
 		fn("pod-annotation-bad-key", `spec.pod.annotations[a/b/c]: Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters`,
@@ -859,7 +859,7 @@ func Cases() []Case {
 		fn("minimalservice-with-topology", `spec.flux.topology: Invalid value: "kary:2": minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService`,
 			"With minimalService only rank 0 has a DNS name, so every broker must be its child.",
 			set("spec.flux.minimalService", true), set("spec.flux.topology", "kary:2")),
-		fn("minimalservice-too-many-brokers", "spec.flux.minimalService: Invalid value: true: gives only the lead broker a DNS name, and with more than 257 brokers (this cluster has up to 300)",
+		fn("minimalservice-too-many-brokers", "spec.flux.minimalService: Invalid value: true: gives only the lead broker a DNS name, and with more than 257 brokers (this instance has up to 300)",
 			"Past the fanout, Flux makes some brokers parents of others, which need DNS names.",
 			set("spec.flux.minimalService", true), set("spec.maxSize", int64(300))),
 		fn("flux-environment-not-shell-name", `spec.flux.environment[A-B]: Invalid value: "A-B": must be a shell variable name`,
@@ -965,6 +965,62 @@ func Cases() []Case {
 			"The brokers find their ranks by hostname in the host list.",
 			set("spec.flux.bursting.hostlist", "node-[0-3]")),
 
+		fn("hostlist-lead-not-first", `spec.flux.bursting.hostlist: Invalid value: "node-[0-1],{name}-[0-3]": starts with "node-0", but rank 0 must be "{name}-0", the lead broker that runs the job`,
+			"The pod <name>-0 runs the job as the lead, so it must be rank 0.",
+			named(func(n string) mutation { return set("spec.flux.bursting.hostlist", "node-[0-1],"+n+"-[0-3]") })),
+		fn("minimalservice-hostlist-too-many", "spec.flux.minimalService: Invalid value: true: gives only the lead broker a DNS name, and with more than 257 brokers (this instance has up to 304 hosts in spec.flux.bursting.hostlist)",
+			"Every host of the instance counts, other clusters' too.",
+			set("spec.flux.minimalService", true),
+			named(func(n string) mutation { return set("spec.flux.bursting.hostlist", n+"-[0-3],node-[0-299]") })),
+		fn("minimalservice-burst-too-many", "spec.flux.minimalService: Invalid value: true: gives only the lead broker a DNS name, and with more than 257 brokers (this instance has up to 304 hosts with spec.flux.bursting.clusters)",
+			"The clusters that may join count.",
+			set("spec.flux.minimalService", true), clusters("burst-0", 300)),
+		fn("burst-past-fanout", "spec.flux.bursting.clusters: Invalid value: 258: make an instance of 258 brokers, and past 257 Flux gives some burst brokers a parent other than the lead broker",
+			"Past rank 256 a burst broker's parent is a root broker other than rank 0, which its cluster cannot reach.",
+			clusters("burst-0", 254)),
+		fn("brokerconfig-bad-types", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] default_port is a string, and Flux refuses anything but an integer`,
+			"Flux unpacks each [bootstrap] key as one type.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", bootstrapTOML(n, `default_port = "8050"`+"\n"+`hosts = [ { host = "`+n+`-[0-3]" } ]`))
+			})),
+		fn("brokerconfig-host-connect-not-string", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] hosts[0].connect is an integer, and Flux refuses anything but a string`,
+			"bind and connect of a hosts entry are URIs.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", bootstrapTOML(n, `hosts = [ { host = "`+n+`-[0-3]", connect = 8050 } ]`))
+			})),
+		fn("brokerconfig-host-without-host", `spec.flux.brokerConfig: Required value: [bootstrap] hosts[1] has no host key, which Flux requires`,
+			"Flux needs a host in every hosts entry.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", bootstrapTOML(n, `hosts = [ { host = "`+n+`-[0-3]" }, { bind = "tcp://eth0:%p" } ]`))
+			})),
+		fn("brokerconfig-without-curve-cert", `spec.flux.brokerConfig: Required value: [bootstrap] lists more than one hosts entry without curve_cert, and Flux then refuses to start`,
+			`Flux: "curve_cert is required for size > 1".`,
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", "[bootstrap]\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h."+n+":%p\"\nhosts = [ { host = \""+n+"-[0-1]\" }, { host = \""+n+"-[2-3]\" } ]\n")
+			})),
+		fn("brokerconfig-without-bind", `spec.flux.brokerConfig: Required value: [bootstrap] gives rank 0 (hosts[0]) no bind URI, and Flux then refuses to start it: set default_bind`,
+			"Rank 0 has children: it binds at its entry's bind or default_bind.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_connect = \"tcp://%h."+n+":%p\"\nhosts = [ { host = \""+n+"-[0-3]\" } ]\n")
+			})),
+		fn("brokerconfig-lead-not-first", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] hosts start with "login", but rank 0 must be "{name}-0", the lead broker that runs the job`,
+			"The pod <name>-0 runs the job as the lead, so it must be rank 0.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", bootstrapTOML(n, `hosts = [ { host = "login" }, { host = "`+n+`-[0-3]" } ]`))
+			})),
+		fn("view-mountpath-etc", `spec.flux.container.mountPath: Invalid value: "/etc": would hide /etc of the image`,
+			"The view's emptyDir over a system directory hides what bash and Flux need.",
+			set("spec.flux.container.mountPath", "/etc")),
+		fn("view-mountpath-under-proc", `spec.flux.container.mountPath: Invalid value: "/proc/flux": is inside /proc or /sys, where the container runtime cannot create a mount point`,
+			"No mount point can be made in a kernel file system.",
+			set("spec.flux.container.mountPath", "/proc/flux")),
+		fn("volume-at-proc", `spec.containers[0].volumes[p].path: Invalid value: "/proc": is /proc or inside it, where the container runtime refuses mounts`,
+			"runc refuses a mount at /proc: the pods would never start.",
+			volume("p", obj("hostPath", "/proc", "path", "/proc"))),
+		fn("lead-broker-service-fix", `metadata.name: Invalid value: "{name}": names the lead broker's NodePort Service "{name}-lead-broker", and Service names must start with a letter and have at most 63 characters (must be no more than 63 characters): use a name that starts with a letter and has at most 51 characters`,
+			"headlessName does not name the lead broker's Service, so the fix is a shorter name.",
+			withName("bad-lead-fix-"+long(40)), set("spec.network", obj("headlessName", "svc")), clusters("burst-0", 2)),
+
 		// ------------------------------------------------ commands (quoting)
 		fn("command-unbalanced-double-quote", `spec.containers[0].command: Invalid value: "echo \"hello": a quote is not closed: close every quote, or escape a lone quote with a backslash`,
 			"An open quote would break or inject into the script.",
@@ -1008,4 +1064,10 @@ func Cases() []Case {
 			sidecar(container("b", "commands", obj("init", hook(), "servicePre", hook(), "post", hook(), "script", hook()))),
 			sidecar(container("c", "commands", obj("init", hook(), "servicePre", hook(), "post", hook(), "script", hook())))),
 	}
+}
+
+// bootstrapTOML is a broker.toml for the claim named name that Flux accepts
+// apart from the lines given.
+func bootstrapTOML(name, lines string) string {
+	return "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h." + name + ":%p\"\n" + lines + "\n"
 }
