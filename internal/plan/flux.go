@@ -255,6 +255,12 @@ func firstHost(lists []hostlist.List) string {
 	return first
 }
 
+// The API server's NodePort range (--service-node-port-range) by default.
+const (
+	MinNodePort = 30000
+	MaxNodePort = 32767
+)
+
 func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	b := &mc.Spec.Flux.Bursting
 	p := field.NewPath("spec", "flux", "bursting")
@@ -285,6 +291,9 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		if host := fmt.Sprintf("%s-%d", c.Name, c.Size-1); len(validation.IsDNS1123Label(host)) > 0 {
 			errs = append(errs, field.Invalid(cp.Child("name"), c.Name, fmt.Sprintf("gives the hostname %q to the cluster's last broker, which is not a DNS label of at most 63 characters: use a shorter name", host)))
 		}
+	}
+	if np := b.LeadBrokerService.NodePort; np != 0 && ComposesLeadBroker(mc) && (np < MinNodePort || np > MaxNodePort) {
+		errs = append(errs, field.Invalid(p.Child("leadBrokerService", "nodePort"), np, fmt.Sprintf("is outside Kubernetes' NodePort range %d-%d, and the API server refuses the lead broker's Service: choose a port in the range, or leave nodePort unset for Kubernetes to allocate one", MinNodePort, MaxNodePort)))
 	}
 	if lb := b.LeadBroker; lb != nil {
 		lp := p.Child("leadBroker")

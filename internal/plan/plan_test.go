@@ -807,6 +807,14 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withBursting(func(b *v1alpha2.Bursting) { b.Hostlist = "node-[0-1],flux-sample-[0-3]" })),
 			want:   invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: "starts with \"node-0\", but rank 0 must be \"flux-sample-0\""},
 		},
+		"NodePortOutsideRange": {
+			reason: "The API server refuses a NodePort outside its range (30000-32767 by default).",
+			args: mc(withBursting(func(b *v1alpha2.Bursting) {
+				b.Clusters = []v1alpha2.BurstedCluster{{Name: "burst", Size: 2}}
+				b.LeadBrokerService.NodePort = 8050
+			})),
+			want: invalid{fields: []string{"spec.flux.bursting.leadBrokerService.nodePort"}, msg: "is outside Kubernetes' NodePort range 30000-32767"},
+		},
 		"ViewMountPathSystemDir": {
 			reason: "The view's emptyDir over /usr hides bash.",
 			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Container.MountPath = "/usr" })),

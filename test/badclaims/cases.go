@@ -1008,6 +1008,9 @@ func Cases() []Case {
 			named(func(n string) mutation {
 				return set("spec.flux.brokerConfig", bootstrapTOML(n, `hosts = [ { host = "login" }, { host = "`+n+`-[0-3]" } ]`))
 			})),
+		fn("nodeport-outside-range", "spec.flux.bursting.leadBrokerService.nodePort: Invalid value: 8050: is outside Kubernetes' NodePort range 30000-32767",
+			"The API server refuses the lead broker's Service with a NodePort outside its range.",
+			clusters("burst-0", 2), set("spec.flux.bursting.leadBrokerService", obj("nodePort", int64(8050)))),
 		fn("view-mountpath-etc", `spec.flux.container.mountPath: Invalid value: "/etc": would hide /etc of the image`,
 			"The view's emptyDir over a system directory hides what bash and Flux need.",
 			set("spec.flux.container.mountPath", "/etc")),
