@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
 )
 
 // Names of what the MiniCluster itself puts in every broker pod; a user's
@@ -42,6 +43,9 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 	errs = append(errs, checkResources(s.Flux.Container.Resources, field.NewPath("spec", "flux", "container", "resources"))...)
 	errs = append(errs, checkSecurityContext(s.Flux.Container.SecurityContext, field.NewPath("spec", "flux", "container", "securityContext"))...)
 	errs = append(errs, checkImage(s.Flux.Container.Image, field.NewPath("spec", "flux", "container", "image"))...)
+	if wd := s.Flux.Container.WorkingDir; wd != "" && !strings.HasPrefix(wd, "/") {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "workingDir"), wd, "must be an absolute path: the container runtime refuses to start a container in a relative one"))
+	}
 	errs = append(errs, checkSecretName(s.Flux.Container.ImagePullSecret, field.NewPath("spec", "flux", "container", "imagePullSecret"))...)
 	return errs
 }
@@ -49,6 +53,8 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, services bool, reserved map[string]string) field.ErrorList {
 	var errs field.ErrorList
 	names := map[string]string{}
+	// podPorts are the ports declared so far by containers of the pod.
+	podPorts := map[int32]string{}
 	for k, v := range reserved {
 		if k != "" {
 			names[k] = v
@@ -91,10 +97,24 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 		}
 		seen := map[int32]bool{}
 		for j, port := range c.Ports {
-			if seen[port] {
-				errs = append(errs, duplicate(cp.Child("ports").Index(j), port, "list each port once"))
+			pp := cp.Child("ports").Index(j)
+			switch prev, taken := podPorts[port]; {
+			case seen[port]:
+				errs = append(errs, duplicate(pp, port, "list each port once"))
+			case taken:
+				errs = append(errs, duplicate(pp, port, "is also a port of "+prev+": the containers of a pod share one network, so only one of them can listen on it"))
+			case !services && !c.RunFlux && port == brokerconfig.DefaultPort:
+				errs = append(errs, field.Invalid(pp, port, fmt.Sprintf("is the Flux broker's port (%d) in every broker pod, whose containers share one network: the broker and this container cannot both listen on it", brokerconfig.DefaultPort)))
 			}
 			seen[port] = true
+		}
+		for port := range seen {
+			if _, ok := podPorts[port]; !ok {
+				podPorts[port] = cp.String()
+			}
+		}
+		if c.WorkingDir != "" && !strings.HasPrefix(c.WorkingDir, "/") {
+			errs = append(errs, field.Invalid(cp.Child("workingDir"), c.WorkingDir, "must be an absolute path: the container runtime refuses to start a container in a relative one"))
 		}
 		errs = append(errs, checkImage(c.Image, cp.Child("image"))...)
 		errs = append(errs, checkSecretName(c.ImagePullSecret, cp.Child("imagePullSecret"))...)

@@ -807,6 +807,22 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withBursting(func(b *v1alpha2.Bursting) { b.Hostlist = "node-[0-1],flux-sample-[0-3]" })),
 			want:   invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: "starts with \"node-0\", but rank 0 must be \"flux-sample-0\""},
 		},
+		"SidecarOnBrokerPort": {
+			reason: "A sidecar listening on the broker's port shares the pod's network with the broker.",
+			args:   mc(withSidecar("web", ports(8050))),
+			want:   invalid{fields: []string{"spec.containers[1].ports[0]"}, msg: "is the Flux broker's port (8050)"},
+		},
+		"PortOfTwoContainers": {
+			reason: "Two containers of one pod cannot listen on one port.",
+			args:   mc(withSidecar("a", ports(80)), withSidecar("b", ports(443, 80))),
+			want:   invalid{fields: []string{"spec.containers[2].ports[1]"}, msg: "is also a port of spec.containers[1]"},
+		},
+		"RelativeWorkingDir": {
+			reason: "The container runtime needs an absolute working directory.",
+			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) { c.WorkingDir = "work" }),
+				withFlux(func(f *v1alpha2.FluxSpec) { f.Container.WorkingDir = "tmp" })),
+			want: invalid{fields: []string{"spec.containers[0].workingDir", "spec.flux.container.workingDir"}, msg: "must be an absolute path"},
+		},
 		"NodePortOutsideRange": {
 			reason: "The API server refuses a NodePort outside its range (30000-32767 by default).",
 			args: mc(withBursting(func(b *v1alpha2.Bursting) {
