@@ -807,6 +807,11 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withBursting(func(b *v1alpha2.Bursting) { b.Hostlist = "node-[0-1],flux-sample-[0-3]" })),
 			want:   invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: "starts with \"node-0\", but rank 0 must be \"flux-sample-0\""},
 		},
+		"VolumeItemDotDotPrefix": {
+			reason: "Kubernetes refuses item paths starting with '..'.",
+			args:   mc(withVolume("cfg", v1alpha2.ContainerVolume{ConfigMapName: "cfg", Path: "/cfg", Items: map[string]string{"k": "..data"}})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[cfg].items[k]"}, msg: "not starting with '..'"},
+		},
 		"SidecarOnBrokerPort": {
 			reason: "A sidecar listening on the broker's port shares the pod's network with the broker.",
 			args:   mc(withSidecar("web", ports(8050))),

@@ -104,8 +104,10 @@ func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
 		for _, msg := range validation.IsConfigMapKey(k) {
 			errs = append(errs, field.Invalid(p.Child("items").Key(k), k, "must be a key of the ConfigMap or Secret: "+msg))
 		}
-		if item := v.Items[k]; item == "" || strings.HasPrefix(item, "/") || hasDotDot(item) || len(item) > 4096 {
-			errs = append(errs, field.Invalid(p.Child("items").Key(k), item, "must be a relative path inside the volume, without '..'"))
+		// Kubernetes also keeps names starting with ".." for the volume's
+		// own files (..data).
+		if item := v.Items[k]; item == "" || strings.HasPrefix(item, "/") || hasDotDot(item) || strings.HasPrefix(item, "..") || len(item) > 4096 {
+			errs = append(errs, field.Invalid(p.Child("items").Key(k), item, "must be a relative path inside the volume, without '..' and not starting with '..'"))
 		}
 	}
 	return errs
