@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates everything derived from the Go types in apis/: deepcopy code,
-# the MiniCluster XRD (compositions/definition.yaml) and the CRD of the
+# the MiniCluster XRDs (compositions/definition.yaml, claims; compositions/v2/
+# definition.yaml, Crossplane v2) and the CRD of the
 # function's input (package/input/). Run through `make generate`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,10 +11,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$cg" object paths=./apis/...
 "$cg" crd paths=./apis/minicluster/... output:crd:dir="$tmp"
-go run ./hack/xrdgen -crd "$tmp/flux-framework.org_miniclusters.yaml" -o compositions/definition.yaml
+mkdir -p compositions/v2
+go run ./hack/xrdgen -crd "$tmp/flux-framework.org_miniclusters.yaml" -o compositions/definition.yaml -v2 compositions/v2/definition.yaml
 mkdir -p package/input
 "$cg" crd paths=./apis/input/... output:crd:dir=package/input
 mkdir -p package/provider/crds
 "$cg" crd paths=./apis/bursting/... output:crd:dir=package/provider/crds
 go run ./hack/xrdgen -burst-crd package/provider/crds/bursting.flux-framework.org_bursts.yaml
-echo "generate: apis deepcopy, compositions/definition.yaml, package/input/, package/provider/crds/ are up to date" >&2
+echo "generate: apis deepcopy, compositions/definition.yaml, compositions/v2/definition.yaml, package/input/, package/provider/crds/ are up to date" >&2

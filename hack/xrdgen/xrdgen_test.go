@@ -24,7 +24,7 @@ func controllerGen(t *testing.T) string {
 	return string(bytes.TrimSpace(out))
 }
 
-// TestGeneratedFilesAreCurrent regenerates the XRD, the input CRD and the
+// TestGeneratedFilesAreCurrent regenerates the XRDs of both shapes, the input CRD and the
 // deepcopy code from the Go types and fails if the committed files differ:
 // the schema is never edited by hand.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
@@ -44,11 +44,12 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	}
 
 	gen("crd", "paths=./apis/minicluster/...", "output:crd:dir="+filepath.Join(tmp, "crd"))
-	xrdOut := filepath.Join(tmp, "definition.yaml")
-	if err := run(filepath.Join(tmp, "crd", "flux-framework.org_miniclusters.yaml"), xrdOut); err != nil {
+	xrdOut, xrdV2Out := filepath.Join(tmp, "definition.yaml"), filepath.Join(tmp, "definition-v2.yaml")
+	if err := run(filepath.Join(tmp, "crd", "flux-framework.org_miniclusters.yaml"), xrdOut, xrdV2Out); err != nil {
 		t.Fatal(err)
 	}
 	same(t, filepath.Join(root, "compositions/definition.yaml"), xrdOut)
+	same(t, filepath.Join(root, "compositions/v2/definition.yaml"), xrdV2Out)
 
 	gen("crd", "paths=./apis/input/...", "output:crd:dir="+filepath.Join(tmp, "input"))
 	same(t, filepath.Join(root, "package/input/minicluster.fn.flux-framework.org_inputs.yaml"), filepath.Join(tmp, "input/minicluster.fn.flux-framework.org_inputs.yaml"))
