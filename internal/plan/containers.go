@@ -197,11 +197,30 @@ func checkSecurityContext(sc v1alpha2.SecurityContext, p *field.Path) field.Erro
 		}
 	}
 	for j, c := range sc.AddCapabilities {
-		if c == "" || strings.ContainsAny(c, " \t\n") {
-			errs = append(errs, field.Invalid(p.Child("addCapabilities").Index(j), c, "must be a Linux capability name such as SYS_ADMIN or NET_RAW"))
+		cp := p.Child("addCapabilities").Index(j)
+		switch up := strings.ToUpper(c); {
+		case strings.HasPrefix(up, "CAP_") && linuxCapabilities[strings.TrimPrefix(up, "CAP_")]:
+			// The container runtime adds CAP_ itself: CAP_CAP_X is no
+			// capability, and runc drops it without a word.
+			errs = append(errs, field.Invalid(cp, c, "must be written without the CAP_ prefix, which the container runtime adds: use "+strings.TrimPrefix(up, "CAP_")))
+		case up != "ALL" && !linuxCapabilities[up]:
+			errs = append(errs, field.Invalid(cp, c, "must be a Linux capability name such as SYS_ADMIN or NET_RAW (or ALL): the container runtime ignores any other"))
 		}
 	}
 	return errs
+}
+
+// linuxCapabilities are the Linux capabilities (capabilities(7), Linux 6.x)
+// as Kubernetes names them, without CAP_.
+var linuxCapabilities = map[string]bool{
+	"AUDIT_CONTROL": true, "AUDIT_READ": true, "AUDIT_WRITE": true, "BLOCK_SUSPEND": true, "BPF": true,
+	"CHECKPOINT_RESTORE": true, "CHOWN": true, "DAC_OVERRIDE": true, "DAC_READ_SEARCH": true, "FOWNER": true,
+	"FSETID": true, "IPC_LOCK": true, "IPC_OWNER": true, "KILL": true, "LEASE": true, "LINUX_IMMUTABLE": true,
+	"MAC_ADMIN": true, "MAC_OVERRIDE": true, "MKNOD": true, "NET_ADMIN": true, "NET_BIND_SERVICE": true,
+	"NET_BROADCAST": true, "NET_RAW": true, "PERFMON": true, "SETFCAP": true, "SETGID": true, "SETPCAP": true,
+	"SETUID": true, "SYS_ADMIN": true, "SYS_BOOT": true, "SYS_CHROOT": true, "SYS_MODULE": true, "SYS_NICE": true,
+	"SYS_PACCT": true, "SYS_PTRACE": true, "SYS_RAWIO": true, "SYS_RESOURCE": true, "SYS_TIME": true,
+	"SYS_TTY_CONFIG": true, "SYSLOG": true, "WAKE_ALARM": true,
 }
 
 // standardContainerResources are the resource names without a domain that
