@@ -52,16 +52,27 @@ func foreignJob(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *
 		if owner != nil && owner.UID == types.UID(compositeUID) {
 			continue // ours: its composite lost track of it, and finds it again
 		}
-		return foreignJobMessage(p, owner), nil
+		return foreignJobMessage(p, owner, job.GetLabels()[labelComposite]), nil
 	}
 	return "", nil
 }
 
-func foreignJobMessage(p *plan.Plan, owner *metav1.OwnerReference) string {
+// labelComposite is the label Crossplane puts on every object it composes,
+// naming the composite resource.
+const labelComposite = "crossplane.io/composite"
+
+// foreignJobMessage says whose the Job is. composedFor is the Job's
+// labelComposite: set when Crossplane composed it, for another composite.
+// In the v2 shape that composite is a MiniCluster of
+// flux-framework.org/v1alpha2, the Flux Operator's kind: the label tells
+// them apart.
+func foreignJobMessage(p *plan.Plan, owner *metav1.OwnerReference, composedFor string) string {
 	where := fmt.Sprintf("Job %s/%s already exists", p.Namespace, p.Names.Job)
 	switch {
 	case owner == nil:
 		return where + " and no MiniCluster controls it: this MiniCluster cannot compose its own Job over it. Delete that Job, or give the MiniCluster another name; nothing was changed"
+	case composedFor != "":
+		return where + fmt.Sprintf(", composed by Crossplane for %s %s (uid %s), not for this MiniCluster: typically an earlier MiniCluster of this name, still being deleted. It goes with that one, and this MiniCluster composes its own Job once it is gone; nothing was changed", owner.Kind, owner.Name, owner.UID)
 	case owner.Kind == v1alpha2.ClaimKind && owner.APIVersion == v1alpha2.SchemeGroupVersion.String():
 		return where + fmt.Sprintf(", made by the Flux Operator for its MiniCluster %s (uid %s), not by this MiniCluster for Crossplane: the operator's Job keeps running untouched. Once the operator is gone, delete the MiniCluster (kubectl delete minicluster %s -n %s) and apply it again (docs/migration.md)", owner.Name, owner.UID, owner.Name, p.Namespace)
 	default:

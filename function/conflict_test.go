@@ -16,10 +16,17 @@ const xrUID = "3b0d4b61-6a3e-4f3c-9b8e-0f4c2a1d7e55"
 
 // existingJob is a Job named like the hello-world MiniCluster's, controlled
 // by owner (JSON of an ownerReference; "" for none).
-func existingJob(owner string) *fnv1.Resource {
+func existingJob(owner string) *fnv1.Resource { return composedJob(owner, "") }
+
+// composedJob is existingJob as Crossplane composed it for the composite
+// named composite (its crossplane.io/composite label; none for "").
+func composedJob(owner, composite string) *fnv1.Resource {
 	refs := ""
 	if owner != "" {
 		refs = `,"ownerReferences":[` + owner + `]`
+	}
+	if composite != "" {
+		refs += `,"labels":{"crossplane.io/composite":"` + composite + `"}`
 	}
 	return &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"flux-sample","namespace":"tenant-a"` + refs + `}}`)}
 }
@@ -57,6 +64,11 @@ func TestRunFunctionForeignJob(t *testing.T) {
 			reason:   "The Flux Operator's Job of the same MiniCluster: say whose it is and what to do, compose nothing.",
 			required: &fnv1.Resources{Items: []*fnv1.Resource{existingJob(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"MiniCluster","name":"flux-sample","uid":"11111111-2222-4333-8444-555555555555","controller":true}`)}},
 			want:     want{requirement: wantRequirement, fatal: "Job tenant-a/flux-sample already exists, made by the Flux Operator for its MiniCluster flux-sample (uid 11111111-2222-4333-8444-555555555555), not by this MiniCluster for Crossplane: the operator's Job keeps running untouched. Once the operator is gone, delete the MiniCluster (kubectl delete minicluster flux-sample -n tenant-a) and apply it again (docs/migration.md)"},
+		},
+		"AnEarlierV2MiniClustersJob": {
+			reason:   "In the v2 shape the composite is a MiniCluster of the Flux Operator's apiVersion and kind: a Job Crossplane composed for another one (an earlier MiniCluster of this name, being deleted) is not called the operator's.",
+			required: &fnv1.Resources{Items: []*fnv1.Resource{composedJob(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"MiniCluster","name":"flux-sample","uid":"66666666-7777-4888-9999-000000000000","controller":true}`, "flux-sample")}},
+			want:     want{requirement: wantRequirement, fatal: "Job tenant-a/flux-sample already exists, composed by Crossplane for MiniCluster flux-sample (uid 66666666-7777-4888-9999-000000000000), not for this MiniCluster: typically an earlier MiniCluster of this name, still being deleted."},
 		},
 		"AJobWithoutController": {
 			reason:   "A Job nothing controls is not ours either.",

@@ -1,6 +1,7 @@
 // Package function is the MiniCluster composition function: it decodes the
 // composite resource, applies defaults, validates, and composes the Flux
-// cluster's Kubernetes objects in the claim's namespace.
+// cluster's Kubernetes objects in the MiniCluster's namespace: the claim's
+// (claim shape) or the namespaced composite's own (Crossplane v2 shape).
 package function
 
 import (
@@ -227,9 +228,18 @@ func FormatErrors(errs field.ErrorList) string {
 	return "invalid MiniCluster: " + strings.Join(msgs, "; ")
 }
 
-// Decode reads the MiniCluster and the namespace of its claim from a
-// composite resource. The namespace always comes from the claim, so a tenant
-// cannot place objects elsewhere.
+// Decode reads the MiniCluster and the namespace its objects go to from a
+// composite resource of either shape:
+//
+//   - Crossplane v2 (a namespaced XR: metadata.namespace is set): the
+//     tenant's MiniCluster is the composite itself, so its name and
+//     namespace are the XR's own. Claim labels on it are ignored: on a
+//     namespaced XR they are whatever the tenant wrote.
+//   - claims (a cluster-scoped XR): the name and namespace of its claim,
+//     from the labels Crossplane sets, else spec.claimRef.
+//
+// The namespace always comes from where the tenant's object lives, so a
+// tenant cannot place objects in another namespace.
 func Decode(xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
 	b, err := json.Marshal(xr)
 	if err != nil {
@@ -238,6 +248,12 @@ func Decode(xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
 	mc := &v1alpha2.MiniCluster{}
 	if err := json.Unmarshal(b, mc); err != nil {
 		return nil, "", errors.Wrap(err, "cannot decode composite resource as a MiniCluster: check the types of its spec fields")
+	}
+	if ns := mc.GetNamespace(); ns != "" {
+		if mc.GetName() == "" {
+			return nil, "", errors.Errorf("composite resource in namespace %q has no metadata.name", ns)
+		}
+		return mc, ns, nil
 	}
 	labels := mc.GetLabels()
 	name, ns := labels[v1alpha2.LabelClaimName], labels[v1alpha2.LabelClaimNamespace]
@@ -255,7 +271,7 @@ func Decode(xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
 		}
 	}
 	if name == "" || ns == "" {
-		return nil, "", errors.Errorf("composite resource %q has no claim: create a MiniCluster claim in a namespace (the cluster's objects live in the claim's namespace)", mc.GetName())
+		return nil, "", errors.Errorf("composite resource %q has no claim and no namespace: create a MiniCluster in a namespace (the cluster's objects live in the MiniCluster's namespace)", mc.GetName())
 	}
 	mc.Name = name
 	mc.Namespace = ns

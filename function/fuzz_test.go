@@ -258,8 +258,9 @@ func errText(err error) string {
 }
 
 // FuzzDecode decodes mutated composites: Decode must never panic, and
-// whenever it succeeds it returns a MiniCluster named after the claim, in
-// the claim's namespace.
+// whenever it succeeds it returns a named MiniCluster in a namespace, and a
+// namespaced composite (the v2 shape) in its own namespace whatever its
+// labels and spec say.
 func FuzzDecode(f *testing.F) {
 	for _, ex := range exampleNames(f) {
 		b, err := json.Marshal(exampleXR(f, ex))
@@ -270,6 +271,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"metadata":{"name":"x"},"spec":{"claimRef":{"name":"a","namespace":"b"},"size":1}}`))
 	f.Add([]byte(`{"metadata":{"labels":{"crossplane.io/claim-name":"a"}},"spec":{"claimRef":null}}`))
+	f.Add([]byte(`{"kind":"MiniCluster","metadata":{"name":"x","namespace":"t","labels":{"crossplane.io/claim-name":"a","crossplane.io/claim-namespace":"b"}},"spec":{"size":1,"crossplane":{"compositionRef":{"name":"c"}}}}`))
 
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		var xr map[string]any
@@ -285,6 +287,10 @@ func FuzzDecode(f *testing.F) {
 		}
 		if mc == nil || ns == "" || mc.Name == "" || mc.Namespace != ns {
 			t.Errorf("Decode succeeded with MiniCluster %v in namespace %q", mc, ns)
+		}
+		meta, _ := xr["metadata"].(map[string]any)
+		if own, _ := meta["namespace"].(string); own != "" && (ns != own || mc.Name != meta["name"]) {
+			t.Errorf("namespaced composite %v/%v decoded as %s/%s", own, meta["name"], ns, mc.Name)
 		}
 	})
 }
