@@ -66,6 +66,7 @@ type RenderCmd struct {
 	Observed string `help:"Directory of YAML files with observed objects (e.g. a previous render's output), so the CURVE certificate and maximum size are read back as on a live cluster." type:"existingdir"`
 	Input    string `help:"YAML file with the function's input (kind Input), as in the Composition." type:"existingfile"`
 	Results  bool   `default:"true" help:"Print the function's results (warnings, errors) to stderr." negatable:""`
+	Shape    string `default:"claims" enum:"claims,v2" help:"The cluster's shape: claims (compositions/, a claim and its XMiniCluster) or v2 (compositions/v2/, the namespaced MiniCluster is the composite). The composed objects are the same."`
 }
 
 // Run renders.
@@ -74,7 +75,7 @@ func (c *RenderCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	opts := driver.Options{Claim: claim}
+	opts := driver.Options{Claim: claim, Shape: driver.Shape(c.Shape)}
 	if c.Input != "" {
 		if opts.Input, err = os.ReadFile(c.Input); err != nil {
 			return fmt.Errorf("cannot read input: %w", err)

@@ -105,6 +105,70 @@ func Composite(obj *unstructured.Unstructured) (*unstructured.Unstructured, erro
 	return xr, nil
 }
 
+// Shape is how a cluster serves MiniClusters: the XRD and Composition
+// installed (compositions/ or compositions/v2/).
+type Shape string
+
+// Shapes.
+const (
+	// ShapeClaims: a namespaced MiniCluster claim and its cluster-scoped
+	// XMiniCluster composite (apiextensions.crossplane.io/v1 XRD). The
+	// default.
+	ShapeClaims Shape = "claims"
+	// ShapeV2: the namespaced MiniCluster is the composite itself
+	// (apiextensions.crossplane.io/v2 XRD, no claim).
+	ShapeV2 Shape = "v2"
+)
+
+// Shapes are the valid shapes, the default first.
+var Shapes = []Shape{ShapeClaims, ShapeV2}
+
+// ParseShape returns the shape named s; "" is the default, ShapeClaims.
+func ParseShape(s string) (Shape, error) {
+	if s == "" {
+		return ShapeClaims, nil
+	}
+	for _, sh := range Shapes {
+		if string(sh) == s {
+			return sh, nil
+		}
+	}
+	return "", fmt.Errorf("unknown shape %q: want %s (claims, the default) or %s (Crossplane v2 namespaced composites)", s, ShapeClaims, ShapeV2)
+}
+
+// CompositeOf is the composite resource Crossplane composes for obj in a
+// cluster of the given shape ("" is ShapeClaims): Composite for claims,
+// CompositeV2 for the v2 shape.
+func CompositeOf(obj *unstructured.Unstructured, shape Shape) (*unstructured.Unstructured, error) {
+	switch shape {
+	case "", ShapeClaims:
+		return Composite(obj)
+	case ShapeV2:
+		return CompositeV2(obj)
+	default:
+		_, err := ParseShape(string(shape))
+		return nil, err
+	}
+}
+
+// CompositeV2 is the composite resource of the v2 shape for a MiniCluster:
+// the MiniCluster itself, in its namespace ("default" when it names none,
+// as kubectl would), with its spec, status and metadata as written.
+func CompositeV2(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	switch obj.GetKind() {
+	case v1alpha2.ClaimKind:
+	case v1alpha2.CompositeKind:
+		return nil, fmt.Errorf("%s: an %s is the claim shape's composite resource; in the v2 shape the %s is the composite itself: render the %s", describe(obj), v1alpha2.CompositeKind, v1alpha2.ClaimKind, v1alpha2.ClaimKind)
+	default:
+		return nil, fmt.Errorf("expected kind %s, got %q", v1alpha2.ClaimKind, obj.GetKind())
+	}
+	xr := obj.DeepCopy()
+	if xr.GetNamespace() == "" {
+		xr.SetNamespace("default")
+	}
+	return xr, nil
+}
+
 // CheckedComposite returns the composite resource of the MiniCluster in b
 // after the checks Run makes (see Check), or the error Run would return or
 // report. The composite carries the claim's spec as written: the API

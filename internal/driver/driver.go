@@ -35,6 +35,9 @@ type Options struct {
 	Observed []*unstructured.Unstructured
 	// Input is the function's input as YAML (optional).
 	Input []byte
+	// Shape is the cluster's shape ("" is ShapeClaims): which composite
+	// resource Crossplane would compose for the claim.
+	Shape Shape
 }
 
 // Run calls fn for the claim in o, as Crossplane would for the claim once
@@ -54,7 +57,7 @@ func Run(ctx context.Context, fn Runner, o Options) (*Output, error) {
 		}
 		return nil, err
 	}
-	xr, err := Composite(mc)
+	xr, err := CompositeOf(mc, o.Shape)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +65,7 @@ func Run(ctx context.Context, fn Runner, o Options) (*Output, error) {
 }
 
 // RunComposite calls fn for the composite resource xr as it is: no checks,
-// no defaults (o.Claim is not read).
+// no defaults (o.Claim and o.Shape are not read).
 func RunComposite(ctx context.Context, fn Runner, xr *unstructured.Unstructured, o Options) (*Output, error) {
 	var input map[string]any
 	if len(o.Input) > 0 {

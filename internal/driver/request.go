@@ -20,7 +20,8 @@ const AnnotationResourceName = "crossplane.io/composition-resource-name"
 // when the objects in observed exist: each one that carries
 // AnnotationResourceName is the composed resource of that name; an observed
 // MiniCluster or XMiniCluster named as xr lends xr its status (e.g. the
-// maximum size the function wrote before). Objects are not modified. input
+// maximum size the function wrote before). xr is a claim's XMiniCluster or
+// a v2 shape's namespaced MiniCluster. Objects are not modified. input
 // is the function's input from the Composition; nil for none.
 func Request(xr *unstructured.Unstructured, observed []*unstructured.Unstructured, input map[string]any) (*fnv1.RunFunctionRequest, error) {
 	req := &fnv1.RunFunctionRequest{
@@ -54,7 +55,11 @@ func Request(xr *unstructured.Unstructured, observed []*unstructured.Unstructure
 	req.Observed.Composite = &fnv1.Resource{Resource: s}
 	// Crossplane starts the pipeline with a desired composite that only
 	// names it; functions add status to it.
-	dxr, err := structpb.NewStruct(map[string]any{"apiVersion": xr.GetAPIVersion(), "kind": xr.GetKind(), "metadata": map[string]any{"name": xr.GetName()}})
+	meta := map[string]any{"name": xr.GetName()}
+	if ns := xr.GetNamespace(); ns != "" {
+		meta["namespace"] = ns
+	}
+	dxr, err := structpb.NewStruct(map[string]any{"apiVersion": xr.GetAPIVersion(), "kind": xr.GetKind(), "metadata": meta})
 	if err != nil {
 		return nil, fmt.Errorf("cannot convert composite resource: %w", err)
 	}
