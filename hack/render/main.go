@@ -15,12 +15,13 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.Example, "example", "examples/hello-world", "example directory (xr.yaml, optionally observed.yaml)")
-	flag.StringVar(&o.Compositions, "compositions", "compositions", "directory of composition.yaml and functions.yaml")
+	flag.StringVar(&o.Example, "example", "examples/hello-world", "example directory (xr.yaml and claim.yaml, optionally observed.yaml)")
+	flag.StringVar(&o.Compositions, "compositions", "compositions", "directory of composition.yaml and functions.yaml (and v2/composition.yaml)")
+	flag.StringVar(&o.Shape, "shape", "claims", "claims: render the example's xr.yaml (the claim's XMiniCluster) with composition.yaml; v2: render its claim.yaml, the namespaced MiniCluster, with v2/composition.yaml")
 	flag.StringVar(&o.Crossplane, "crossplane", "", "crossplane CLI binary")
 	flag.StringVar(&o.Core, "crossplane-core", "", "crossplane core binary (the render engine)")
 	flag.StringVar(&o.Function, "function", "bin/function", "function binary")
-	flag.StringVar(&o.XRD, "xrd", "compositions/definition.yaml", "the MiniCluster XRD")
+	flag.StringVar(&o.XRD, "xrd", "", "the MiniCluster XRD (default: the shape's, definition.yaml or v2/definition.yaml in -compositions; - for none)")
 	flag.StringVar(&o.Observed, "observed", "", "observed resources (default: the example's observed.yaml if any; - for none)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

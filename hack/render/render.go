@@ -18,12 +18,18 @@ type options struct {
 	Crossplane, Core string
 	// Function is the function binary; it is started for the render.
 	Function string
-	// Example is a directory with xr.yaml and, optionally, observed.yaml.
+	// Example is a directory with xr.yaml, claim.yaml and, optionally,
+	// observed.yaml.
 	Example string
-	// Compositions is the directory of the one Composition and functions
-	// file every example renders with (the repository's compositions/).
+	// Compositions is the directory of the functions file and the
+	// Composition every example renders with (the repository's
+	// compositions/; the v2 shape's Composition is in its v2/).
 	Compositions string
-	// XRD is the CompositeResourceDefinition, so defaults of the schema apply.
+	// Shape is "claims" (the default: the example's xr.yaml, the claim's
+	// composite) or "v2" (its claim.yaml, which is the composite itself).
+	Shape string
+	// XRD is the CompositeResourceDefinition, so defaults of the schema
+	// apply: "" for the shape's, "-" for none.
 	XRD string
 	// Observed overrides the example's observed.yaml; "-" means none.
 	Observed string
@@ -50,16 +56,27 @@ func render(ctx context.Context, o options) ([]byte, error) {
 		return nil, fmt.Errorf("function did not listen on %s: %w\n%s", addr, err, fnLog.String())
 	}
 
+	xr, composition, xrd := "xr.yaml", o.Compositions, o.XRD
+	switch o.Shape {
+	case "", "claims":
+	case "v2":
+		xr, composition = "claim.yaml", filepath.Join(o.Compositions, "v2")
+	default:
+		return nil, fmt.Errorf("unknown shape %q: want claims or v2", o.Shape)
+	}
+	if xrd == "" {
+		xrd = filepath.Join(composition, "definition.yaml")
+	}
 	args := []string{"composition", "render",
-		filepath.Join(o.Example, "xr.yaml"),
-		filepath.Join(o.Compositions, "composition.yaml"),
+		filepath.Join(o.Example, xr),
+		filepath.Join(composition, "composition.yaml"),
 		filepath.Join(o.Compositions, "functions.yaml"),
 		"--crossplane-binary=" + o.Core,
 		"--function-annotations=render.crossplane.io/runtime-development-target=" + addr,
 		"--include-function-results",
 	}
-	if o.XRD != "" {
-		args = append(args, "--xrd="+o.XRD)
+	if xrd != "-" {
+		args = append(args, "--xrd="+xrd)
 	}
 	observed := filepath.Join(o.Example, "observed.yaml")
 	switch {

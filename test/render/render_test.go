@@ -32,8 +32,19 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 const generatedCert = "<a CURVE certificate generated for this render: checked to parse, then masked>"
 
-// xrd is the MiniCluster XRD, so the schema's defaults apply.
-const xrd = "../../compositions/definition.yaml"
+// xrd is the MiniCluster XRD, so the schema's defaults apply; xrdV2 is the
+// Crossplane v2 shape's.
+const (
+	xrd   = "../../compositions/definition.yaml"
+	xrdV2 = "../../compositions/v2/definition.yaml"
+)
+
+// shapes are the two shapes and where their goldens are: the claim shape
+// renders an example's xr.yaml, the v2 shape its claim.yaml.
+var shapes = []struct{ name, goldens string }{
+	{"claims", "testdata"},
+	{"v2", filepath.Join("testdata", "v2")},
+}
 
 // toolset are the binaries make test-render builds.
 type toolset struct{ crossplane, core, function string }
@@ -47,11 +58,12 @@ func tools(t *testing.T) toolset {
 	return o
 }
 
-// renderArgs are the flags of hack/render but the example.
+// renderArgs are the flags of hack/render but the example and the shape
+// (whose XRD hack/render picks from --compositions).
 func (o toolset) renderArgs() []string {
 	return []string{
 		"--crossplane=" + o.crossplane, "--crossplane-core=" + o.core, "--function=" + o.function,
-		"--xrd=" + xrd, "--compositions=../../compositions",
+		"--compositions=../../compositions",
 	}
 }
 
@@ -78,35 +90,50 @@ func examples(t *testing.T) []string {
 	return dirs
 }
 
+// TestRenderExamples renders every example in both shapes: testdata/ holds
+// the claim shape's goldens (the example's XMiniCluster, xr.yaml),
+// testdata/v2/ the v2 shape's (its MiniCluster, claim.yaml, as the
+// namespaced composite). TestShapesComposeTheSame compares the two.
 func TestRenderExamples(t *testing.T) {
 	args := tools(t).renderArgs()
 	bin := buildRender(t)
-	for _, dir := range examples(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			var stderr bytes.Buffer
-			cmd := exec.CommandContext(ctx, bin, append(args, "--example="+dir)...)
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%v\n%s", err, stderr.String())
-			}
-			got := normalize(t, out)
-			golden := filepath.Join("testdata", filepath.Base(dir)+".golden.yaml")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("no golden %s: run make golden", golden)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("crossplane composition render output differs from %s (make golden updates it):\n%s", golden, diff)
-			}
-		})
+	for _, shape := range shapes {
+		for _, dir := range examples(t) {
+			t.Run(shape.name+"/"+filepath.Base(dir), func(t *testing.T) {
+				renderExample(t, bin, append(args, "--example="+dir, "--shape="+shape.name), filepath.Join(shape.goldens, filepath.Base(dir)+".golden.yaml"))
+			})
+		}
+	}
+}
+
+// renderExample runs hack/render with args and compares its output with
+// golden.
+func renderExample(t *testing.T, bin string, args []string, golden string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	got := normalize(t, out)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("no golden %s: run make golden", golden)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("crossplane composition render output differs from %s (make golden updates it):\n%s", golden, diff)
 	}
 }
 
@@ -158,4 +185,92 @@ func maskCert(t *testing.T, o *unstructured.Unstructured) {
 	if os.Getenv("MC_KEEP_CERT") == "" {
 		_ = unstructured.SetNestedField(o.Object, generatedCert, "data", "curve.cert")
 	}
+}
+
+// TestShapesComposeTheSame reads the goldens of both shapes (no tools
+// needed) and wants, for every example, the same composed objects, results
+// and composite status. What differs is Crossplane's, not the function's:
+// the controller of each object (the claim's XMiniCluster or the
+// MiniCluster itself), the claim labels Crossplane copies from a claim's
+// composite, where a composite keeps its resource references
+// (spec.resourceRefs, naming namespaces, or spec.crossplane.resourceRefs, in
+// its own) and the claim's condition types a claim's composite lists.
+func TestShapesComposeTheSame(t *testing.T) {
+	for _, dir := range examples(t) {
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			var got [2][]*unstructured.Unstructured
+			for i, shape := range shapes {
+				b, err := os.ReadFile(filepath.Join(shape.goldens, name+".golden.yaml"))
+				if err != nil {
+					t.Fatalf("no golden of the %s shape: run make golden", shape.name)
+				}
+				objs, err := driver.ParseObjects(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = shapeNeutral(t, shape.name, objs)
+			}
+			if diff := cmp.Diff(got[0], got[1]); diff != "" {
+				t.Errorf("the shapes compose %s differently (-claims, +v2):\n%s", name, diff)
+			}
+		})
+	}
+}
+
+// shapeNeutral removes from a render of the given shape what Crossplane
+// does differently in it, after checking it is what that shape must do.
+func shapeNeutral(t *testing.T, shape string, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	if len(objs) == 0 {
+		t.Fatal("empty render")
+	}
+	xr := objs[0]
+	wantKind, refs := "XMiniCluster", []string{"spec", "resourceRefs"}
+	if shape == "v2" {
+		wantKind, refs = "MiniCluster", []string{"spec", "crossplane", "resourceRefs"}
+	}
+	if xr.GetKind() != wantKind {
+		t.Fatalf("%s shape: the render starts with a %s, want the composite %s", shape, xr.GetKind(), wantKind)
+	}
+	status, _, _ := unstructured.NestedMap(xr.Object, "status")
+	resourceRefs, _, _ := unstructured.NestedSlice(xr.Object, refs...)
+	if len(resourceRefs) == 0 {
+		t.Errorf("%s shape: the composite has no %s", shape, strings.Join(refs, "."))
+	}
+	if shape == "claims" {
+		for _, r := range resourceRefs {
+			if m, _ := r.(map[string]any); m["namespace"] == nil {
+				t.Errorf("claims shape: resource reference %v names no namespace", m)
+			} else {
+				delete(m, "namespace")
+			}
+		}
+		delete(status, "claimConditionTypes")
+	}
+	// Their order is Crossplane's, which sorts on different keys in the
+	// two shapes.
+	sort.Slice(resourceRefs, func(i, j int) bool { return fmt.Sprint(resourceRefs[i]) < fmt.Sprint(resourceRefs[j]) })
+	out := []*unstructured.Unstructured{{Object: map[string]any{"status": status, "resourceRefs": resourceRefs}}}
+	for _, o := range objs[1:] {
+		o = o.DeepCopy()
+		if o.GetKind() != "Result" {
+			owners := o.GetOwnerReferences()
+			if len(owners) != 1 || owners[0].Kind != wantKind || owners[0].Name != xr.GetName() || owners[0].Controller == nil || !*owners[0].Controller {
+				t.Errorf("%s shape: %s %s is owned by %v, want its composite %s %s as controller", shape, o.GetKind(), o.GetName(), owners, wantKind, xr.GetName())
+			}
+			o.SetOwnerReferences(nil)
+			labels := o.GetLabels()
+			_, claimName := labels["crossplane.io/claim-name"]
+			_, claimNamespace := labels["crossplane.io/claim-namespace"]
+			if (shape == "v2") == (claimName || claimNamespace) {
+				t.Errorf("%s shape: %s %s has labels %v: claim labels belong to the claim shape", shape, o.GetKind(), o.GetName(), labels)
+			}
+			delete(labels, "crossplane.io/claim-name")
+			delete(labels, "crossplane.io/claim-namespace")
+			o.SetLabels(labels)
+		}
+		out = append(out, o)
+	}
+	return out
 }

@@ -9,9 +9,16 @@ import (
 )
 
 // TestValidateExamples runs `crossplane resource validate` offline against
-// the generated XRD: every example claim passes, and every claim under
+// the generated XRD of each shape: every example claim passes (in the v2
+// shape, as the namespaced composite it is there), and every claim under
 // testdata/invalid fails with the message the schema or a CEL rule gives.
 func TestValidateExamples(t *testing.T) {
+	for name, def := range map[string]string{"claims": xrd, "v2": xrdV2} {
+		t.Run(name, func(t *testing.T) { validateExamples(t, def) })
+	}
+}
+
+func validateExamples(t *testing.T, xrd string) {
 	o := tools(t)
 
 	claims := t.TempDir()
