@@ -819,6 +819,14 @@ func invalidCases() map[string]invalidCase {
 			})),
 			want: invalid{fields: []string{"spec.containers[0].securityContext.addCapabilities[2]", "spec.containers[0].securityContext.addCapabilities[3]"}, msg: "use NET_RAW"},
 		},
+		"PodOverheadWithRuntimeClass": {
+			reason: "The RuntimeClass sets the overhead; a pod that sets its own is refused unless it is the same.",
+			args: mc(withPod(func(p *v1alpha2.PodSpec) {
+				p.RuntimeClassName = "kata"
+				p.Resources = v1alpha2.ContainerResource{"cpu": intstr.FromString("250m")}
+			})),
+			want: invalid{fields: []string{"spec.pod.resources"}, msg: "remove spec.pod.resources"},
+		},
 		"SidecarOnBrokerPort": {
 			reason: "A sidecar listening on the broker's port shares the pod's network with the broker.",
 			args:   mc(withSidecar("web", ports(8050))),
@@ -1228,7 +1236,6 @@ func TestValidateValid(t *testing.T) {
 					{Key: "hpc", Operator: "Equal", Value: "true", Effect: "NoExecute"},
 					{Key: "hpc", Value: "true"},
 				}
-				p.Resources = v1alpha2.ContainerResource{"cpu": intstr.FromString("250m")}
 				p.RuntimeClassName = "kata"
 			})),
 		},

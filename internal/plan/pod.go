@@ -79,10 +79,12 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	if pod.HostPID && s.ShareProcessNamespace {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "shareProcessNamespace"), true, "Kubernetes cannot share a pod's process namespace and the node's (spec.pod.hostPID) at once: drop one of them"))
 	}
-	if len(pod.Resources) > 0 && pod.RuntimeClassName == "" {
+	if len(pod.Resources) > 0 {
 		// The RuntimeClass admission plugin refuses pods that set overhead
-		// themselves: the Job would exist and never get a pod.
-		errs = append(errs, field.Forbidden(p.Child("resources"), "Kubernetes admits pod overhead only from the pods' RuntimeClass (spec.pod.runtimeClassName), and only equal to the overhead it defines: set resources on the containers instead"))
+		// themselves, unless their RuntimeClass defines that very overhead,
+		// which it would have set anyway: the Job would exist and never get
+		// a pod.
+		errs = append(errs, field.Forbidden(p.Child("resources"), "Kubernetes admits pod overhead only from the pods' RuntimeClass (spec.pod.runtimeClassName), which sets it itself, and refuses pods that set their own: remove spec.pod.resources and set resources on the containers instead"))
 	}
 	_, e := checkResourceList(pod.Resources, p.Child("resources"))
 	errs = append(errs, e...)

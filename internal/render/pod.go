@@ -58,9 +58,8 @@ func brokerPodSpec(in Input) corev1.PodSpec {
 	pod.HostPID = s.Pod.HostPID
 	pod.Tolerations = tolerations(s.Pod.Tolerations)
 	pod.SecurityContext = podSecurityContext(s.Pod.SecurityContext)
-	if len(s.Pod.Resources) > 0 {
-		pod.Overhead = resourceList(s.Pod.Resources)
-	}
+	// No overhead: the pods' RuntimeClass sets it, and internal/plan
+	// refuses spec.pod.resources.
 	pod.Affinity = affinity(mc)
 	pod.InitContainers = []corev1.Container{initContainer(in)}
 	for i := range s.Containers {

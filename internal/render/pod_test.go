@@ -5,9 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
@@ -139,7 +137,6 @@ func TestPodSettings(t *testing.T) {
 					HostIPC:                      true,
 					Tolerations:                  []v1alpha2.Toleration{{Key: "gpu", Operator: "Exists", Effect: "NoSchedule"}},
 					SecurityContext:              v1alpha2.PodSecurityContext{FSGroup: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)},
-					Resources:                    v1alpha2.ContainerResource{"cpu": intstr.FromString("250m")},
 				}
 			}},
 			want: want{
@@ -150,7 +147,6 @@ func TestPodSettings(t *testing.T) {
 					runtimeClassName: ptr.To("kata"), schedulerName: "volcano", hostIPC: true,
 					tolerations:     []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 					securityContext: &corev1.PodSecurityContext{FSGroup: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)},
-					overhead:        corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
 				},
 				services: podSettings{
 					subdomain: "brokers", hostnameAsFQDN: ptr.To(false),
