@@ -68,6 +68,25 @@ e2e: ## End-to-end tests on a real control plane: etcd, kube-apiserver, controll
 		MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)" \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout=30m -v ./test/e2e/...
 
+E2E_ENV = MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
+	MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
+	MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)"
+
+.PHONY: load
+load: ## The load test with a steady-state window: $(LOAD_CLAIMS) MiniClusters, report in $(BIN)/load-$(LOAD_CLAIMS).json (not part of make test).
+	@$(TOOLS) install kubernetes etcd crossplane-core
+	@mkdir -p $(BIN)
+	$(E2E_ENV) MC_LOAD_CLAIMS=$(LOAD_CLAIMS) MC_LOAD_STEADY=$(LOAD_STEADY) MC_LOAD_REPORT=$(abspath $(BIN))/load-$(LOAD_CLAIMS).json \
+		go test -count=1 -timeout=$(LOAD_TIMEOUT) -v -run '^TestLoad$$' ./test/e2e/
+
+.PHONY: load-1000
+load-1000: ## make load with 1,000 MiniClusters (about an hour on 2 cores).
+	@$(MAKE) load LOAD_CLAIMS=1000 LOAD_TIMEOUT=120m
+
+LOAD_CLAIMS ?= 100
+LOAD_STEADY ?= 5m
+LOAD_TIMEOUT ?= 30m
+
 .PHONY: dev-up
 dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function) in the background; prints export KUBECONFIG=...
 	@$(TOOLS) install kubernetes etcd crossplane-core

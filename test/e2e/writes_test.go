@@ -271,7 +271,7 @@ func TestWrites(t *testing.T) {
 				t.Logf("marking pods ready: %v", err)
 			}
 		}
-		missing := loadProgress(t, cp, claims, doneAt, time.Since(start))
+		missing := loadProgress(t, cp, claims, doneAt, nil, time.Since(start))
 		for _, c := range claims {
 			key := c.GetNamespace() + "/" + c.GetName()
 			if _, ok := doneAt[key]; !ok {
