@@ -5,7 +5,8 @@
 // missing tool is a failure, not a skip.
 //
 // All tests share one control plane, started on first use and stopped when
-// the package's tests end. When a test fails the control plane's logs are
+// the package's tests end; the tests of the Crossplane v2 shape (…V2) share
+// another, which serves MiniClusters as namespaced composites. When a test fails the control plane's logs are
 // kept and their last lines printed.
 package e2e_test
 
@@ -27,21 +28,29 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
 // EnvE2E must be set (to anything but "" or "0") for these tests to run.
 const EnvE2E = "MC_E2E"
 
-var shared struct {
+// sharedPlane is a control plane the tests share, started on first use.
+type sharedPlane struct {
 	once sync.Once
 	cp   *harness.ControlPlane
 	err  error
 }
 
+// shared serves the claim shape, sharedV2 the Crossplane v2 shape.
+var shared, sharedV2 sharedPlane
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if cp := shared.cp; cp != nil {
+	for _, cp := range []*harness.ControlPlane{shared.cp, sharedV2.cp} {
+		if cp == nil {
+			continue
+		}
 		if code != 0 {
 			cp.KeepDir()
 			fmt.Fprintf(os.Stderr, "\ne2e: tests failed; control-plane logs are kept in %s\n", cp.LogDir)
@@ -57,29 +66,42 @@ func TestMain(m *testing.M) {
 // controlPlane returns the shared control plane, starting it on first use.
 func controlPlane(t *testing.T) *harness.ControlPlane {
 	t.Helper()
+	return shared.get(t, "e2e", driver.ShapeClaims)
+}
+
+// controlPlaneV2 returns the shared control plane of the Crossplane v2
+// shape (compositions/v2/ installed), starting it on first use.
+func controlPlaneV2(t *testing.T) *harness.ControlPlane {
+	t.Helper()
+	return sharedV2.get(t, "e2e-v2", driver.ShapeV2)
+}
+
+func (s *sharedPlane) get(t *testing.T, name string, shape driver.Shape) *harness.ControlPlane {
+	t.Helper()
 	if v := os.Getenv(EnvE2E); v == "" || v == "0" {
 		t.Skipf("end-to-end tests run a real control plane: set %s=1 (make e2e does, after installing the tools)", EnvE2E)
 	}
-	shared.once.Do(func() {
+	s.once.Do(func() {
 		start := time.Now()
-		shared.cp, shared.err = harness.Start(context.Background(), harness.Options{
-			Name:  "e2e",
+		s.cp, s.err = harness.Start(context.Background(), harness.Options{
+			Name:  name,
+			Shape: shape,
 			Debug: os.Getenv("MC_E2E_DEBUG") != "",
 			Logf: func(format string, args ...any) {
 				fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
 			},
 		})
-		if shared.err == nil {
-			fmt.Fprintf(os.Stderr, "e2e: control plane up in %s\n", time.Since(start).Round(100*time.Millisecond))
+		if s.err == nil {
+			fmt.Fprintf(os.Stderr, "e2e: control plane %s up in %s\n", name, time.Since(start).Round(100*time.Millisecond))
 		}
 	})
-	if shared.err != nil {
-		if errors.Is(shared.err, harness.ErrToolsMissing) {
-			t.Fatalf("%s is set but %v", EnvE2E, shared.err)
+	if s.err != nil {
+		if errors.Is(s.err, harness.ErrToolsMissing) {
+			t.Fatalf("%s is set but %v", EnvE2E, s.err)
 		}
-		t.Fatal(shared.err)
+		t.Fatal(s.err)
 	}
-	return shared.cp
+	return s.cp
 }
 
 // ---------------------------------------------------------------- waits
@@ -186,8 +208,12 @@ func getClaim(t *testing.T, cp *harness.ControlPlane, namespace, name string) (*
 	return u, err
 }
 
-// compositeOf returns the composite resource a claim is bound to.
+// compositeOf returns the composite resource a claim is bound to; in the v2
+// shape, the MiniCluster itself, read again.
 func compositeOf(t *testing.T, cp *harness.ControlPlane, claim *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if cp.Shape() == driver.ShapeV2 {
+		return getClaim(t, cp, claim.GetNamespace(), claim.GetName())
+	}
 	name, _, _ := unstructured.NestedString(claim.Object, "spec", "resourceRef", "name")
 	if name == "" {
 		return nil, fmt.Errorf("claim %s/%s has no spec.resourceRef yet", claim.GetNamespace(), claim.GetName())

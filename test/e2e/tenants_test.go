@@ -34,8 +34,13 @@ func step(t *testing.T, name string, f func(t *testing.T)) {
 // in two tenant namespaces, and takes one of them through its life: ready
 // brokers, scaling past its maximum, a bad update, function and Crossplane
 // restarts, and deletion, checking that the other tenant never notices.
-func TestTenants(t *testing.T) {
-	cp := controlPlane(t)
+func TestTenants(t *testing.T) { testTenants(t, controlPlane(t)) }
+
+// TestTenantsV2 is TestTenants in the Crossplane v2 shape: the tenant's
+// MiniCluster is the namespaced composite itself.
+func TestTenantsV2(t *testing.T) { testTenants(t, controlPlaneV2(t)) }
+
+func testTenants(t *testing.T, cp *harness.ControlPlane) {
 	const name = "flux-sample"
 	tenantA, tenantB := "tenant-a", "tenant-b"
 

@@ -8,14 +8,24 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
+	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
 // TestXRDValidation checks the XRD's schema and CEL rules in the real API
 // server (the claim CRD Crossplane generated from it): what the server must
 // refuse at apply time, with the rule's message, and which updates the
 // transition rules allow. Everything but one claim runs as a dry run.
-func TestXRDValidation(t *testing.T) {
-	cp := controlPlane(t)
+func TestXRDValidation(t *testing.T) { testXRDValidation(t, controlPlane(t)) }
+
+// TestXRDValidationV2 is TestXRDValidation with the v2 shape's XRD, where
+// Crossplane keeps its own fields under spec.crossplane: the same YAML is
+// accepted and refused, and Crossplane's fields may change while ours may
+// not.
+func TestXRDValidationV2(t *testing.T) { testXRDValidation(t, controlPlaneV2(t)) }
+
+func testXRDValidation(t *testing.T, cp *harness.ControlPlane) {
 	const ns = "xrd-validation"
 	createNamespace(t, cp, ns)
 
@@ -107,20 +117,26 @@ func TestXRDValidation(t *testing.T) {
 		_, err := getClaim(t, cp, ns, name)
 		return err
 	})
+	// Crossplane's own fields: at the top of a claim's spec, under a v2
+	// composite's spec.crossplane.
+	crossplaneField, crossplanePatch := "spec.compositionRef (Crossplane)", `{"spec":{"compositionRef":{"name":"miniclusters.flux-framework.org"}}}`
+	if cp.Shape() == driver.ShapeV2 {
+		crossplaneField, crossplanePatch = "spec.crossplane (Crossplane)", `{"spec":{"crossplane":{"compositionRef":{"name":"miniclusters.flux-framework.org"},"compositionUpdatePolicy":"Manual"}}}`
+	}
 	updates := map[string]struct {
 		patch string
 		want  string // "" = accepted
 	}{
-		"spec.size":                        {patch: `{"spec":{"size":2}}`},
-		"spec.flux.bursting.leadBroker":    {patch: `{"spec":{"flux":{"bursting":{"leadBroker":{"address":"10.1.2.3","name":"root","size":4}}}}}`},
-		"spec.containers":                  {patch: `{"spec":{"containers":[{"image":"rockylinux:9","command":"echo goodbye"}]}}`, want: "spec.containers is immutable"},
-		"spec.logging":                     {patch: `{"spec":{"logging":{"quiet":false}}}`, want: "spec.logging is immutable"},
-		"spec.flux.connectTimeout":         {patch: `{"spec":{"flux":{"connectTimeout":"10s"}}}`, want: "spec.flux.connectTimeout is immutable"},
-		"spec.flux.bursting.clusters":      {patch: `{"spec":{"flux":{"bursting":{"clusters":[{"name":"b","size":1}]}}}}`, want: "spec.flux.bursting.clusters is immutable"},
-		"metadata.labels (not the spec)":   {patch: `{"metadata":{"labels":{"team":"hpc"}}}`},
-		"spec.size to 0 (schema minimum)":  {patch: `{"spec":{"size":0}}`, want: "spec.size"},
-		"spec.size above maxSize":          {patch: `{"spec":{"size":5,"maxSize":4}}`, want: "spec.maxSize"},
-		"spec.compositionRef (Crossplane)": {patch: `{"spec":{"compositionRef":{"name":"miniclusters.flux-framework.org"}}}`},
+		"spec.size":                       {patch: `{"spec":{"size":2}}`},
+		"spec.flux.bursting.leadBroker":   {patch: `{"spec":{"flux":{"bursting":{"leadBroker":{"address":"10.1.2.3","name":"root","size":4}}}}}`},
+		"spec.containers":                 {patch: `{"spec":{"containers":[{"image":"rockylinux:9","command":"echo goodbye"}]}}`, want: "spec.containers is immutable"},
+		"spec.logging":                    {patch: `{"spec":{"logging":{"quiet":false}}}`, want: "spec.logging is immutable"},
+		"spec.flux.connectTimeout":        {patch: `{"spec":{"flux":{"connectTimeout":"10s"}}}`, want: "spec.flux.connectTimeout is immutable"},
+		"spec.flux.bursting.clusters":     {patch: `{"spec":{"flux":{"bursting":{"clusters":[{"name":"b","size":1}]}}}}`, want: "spec.flux.bursting.clusters is immutable"},
+		"metadata.labels (not the spec)":  {patch: `{"metadata":{"labels":{"team":"hpc"}}}`},
+		"spec.size to 0 (schema minimum)": {patch: `{"spec":{"size":0}}`, want: "spec.size"},
+		"spec.size above maxSize":         {patch: `{"spec":{"size":5,"maxSize":4}}`, want: "spec.maxSize"},
+		crossplaneField:                   {patch: crossplanePatch},
 		// Fields the claim did not set at creation cannot be added later
 		// either: spec.pod would change the Job's immutable pod template.
 		"add spec.pod":                          {patch: `{"spec":{"pod":{"nodeSelector":{"pool":"hpc"}}}}`, want: "spec.pod is immutable"},

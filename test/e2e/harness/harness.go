@@ -39,6 +39,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
 // Options configure a control plane. The zero value works from within the
@@ -61,6 +63,10 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// SkipInstall leaves out the repository's RBAC, XRD and Composition.
 	SkipInstall bool
+	// Shape is the XRD and Composition Install applies: ShapeClaims
+	// (compositions/, the default) or ShapeV2 (compositions/v2/, where the
+	// namespaced MiniCluster is the composite).
+	Shape driver.Shape
 	// SkipFunctionRegistration leaves out the paused Function and
 	// FunctionRevision that point Crossplane at the local function: the
 	// function process still runs, for a test that installs the Function

@@ -72,16 +72,22 @@ func (cp *ControlPlane) ApplyFile(ctx context.Context, path string) error {
 // install applies the repository's compositions/ the way the README tells
 // a platform team to: RBAC, then the XRD, then the Composition.
 func (cp *ControlPlane) install(ctx context.Context) error {
+	// Options.Shape picks the XRD and Composition (compositions/v2/ for
+	// the v2 shape).
+	definition, composition, xrdName, err := shapeFiles(cp.Shape())
+	if err != nil {
+		return err
+	}
 	if err := cp.ApplyFile(ctx, "compositions/rbac.yaml"); err != nil {
 		return err
 	}
-	if err := cp.ApplyFile(ctx, "compositions/definition.yaml"); err != nil {
+	if err := cp.ApplyFile(ctx, definition); err != nil {
 		return err
 	}
-	if err := cp.WaitXRD(ctx, XRDName, 2*time.Minute); err != nil {
+	if err := cp.WaitXRD(ctx, xrdName, 2*time.Minute); err != nil {
 		return err
 	}
-	if err := cp.ApplyFile(ctx, "compositions/composition.yaml"); err != nil {
+	if err := cp.ApplyFile(ctx, composition); err != nil {
 		return err
 	}
 	return cp.waitFor(ctx, cp.crossplane, 2*time.Minute, "a CompositionRevision of "+CompositionName+" with ValidPipeline=True", func(ctx context.Context) (bool, error) {
@@ -103,7 +109,8 @@ func (cp *ControlPlane) install(ctx context.Context) error {
 	})
 }
 
-// WaitXRD waits until an XRD is Established and Offered and its claim CRD
+// WaitXRD waits until an XRD is Established and, if it has a claim,
+// Offered, and the MiniCluster CRD (the claim's, or a v2 XRD's composite's)
 // is established. When it is not, the error carries the XRD's conditions,
 // which is where a CRD the API server refused (a CEL rule that does not
 // compile, or costs too much) shows up.
@@ -116,7 +123,11 @@ func (cp *ControlPlane) WaitXRD(ctx context.Context, name string, timeout time.D
 			return false, err
 		}
 		var problems []string
-		for _, t := range []string{"Established", "Offered"} {
+		want := []string{"Established"}
+		if _, claims, _ := unstructured.NestedMap(xrd.Object, "spec", "claimNames"); claims {
+			want = append(want, "Offered")
+		}
+		for _, t := range want {
 			if st, msg := Condition(xrd, t); st != "True" {
 				problems = append(problems, fmt.Sprintf("%s=%s: %s", t, st, msg))
 			}
