@@ -49,8 +49,21 @@ func TestV2XRD(t *testing.T) {
 	if v2.Spec.Scope != xpv2.CompositeResourceScopeNamespaced {
 		t.Errorf("scope = %q, want Namespaced", v2.Spec.Scope)
 	}
-	if v2.Spec.ClaimNames != nil {
-		t.Errorf("claimNames = %+v: a v2 XRD has no claim", v2.Spec.ClaimNames)
+	// Read as YAML: the Go field is deprecated in the v2 API.
+	raw, err := os.ReadFile(filepath.Join("..", "..", "compositions", "v2", "definition.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Spec map[string]any `json:"spec"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"claimNames", "defaultCompositeDeletePolicy", "connectionSecretKeys"} {
+		if v, ok := doc.Spec[f]; ok {
+			t.Errorf("spec.%s = %v: a v2 XRD has no claim (the API server refuses it)", f, v)
+		}
 	}
 	if diff := cmp.Diff(*v1.Spec.ClaimNames, v2.Spec.Names); diff != "" {
 		t.Errorf("v2 names differ from the claim's (-claim, +v2):\n%s", diff)
