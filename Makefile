@@ -14,6 +14,7 @@ export GOFLAGS ?= -buildvcs=false
 TOOLS := hack/tools.sh
 BIN := $(CURDIR)/bin
 EXAMPLE ?= examples/hello-world
+SHAPE ?= claims
 GO_TEST_FLAGS ?=
 
 .PHONY: help
@@ -35,9 +36,9 @@ generate: ## Regenerate deepcopy code, the XRD and the CRDs from the Go types.
 	hack/generate.sh
 
 .PHONY: render
-render: build ## Render $(EXAMPLE) with crossplane composition render (the function runs locally).
+render: build ## Render $(EXAMPLE) with crossplane composition render (the function runs locally); SHAPE=v2 for the Crossplane v2 shape.
 	@$(TOOLS) install crossplane-cli crossplane-core
-	go run ./hack/render --example $(EXAMPLE) \
+	go run ./hack/render --example $(EXAMPLE) --shape $(SHAPE) \
 		--crossplane "$$($(TOOLS) path crossplane-cli)" \
 		--crossplane-core "$$($(TOOLS) path crossplane-core)" \
 		--function $(BIN)/function
