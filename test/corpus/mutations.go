@@ -352,7 +352,7 @@ var catalogue = []mutation{
 	}},
 	{"capabilities", func(g *gen, o map[string]any) string {
 		c, p := g.anyContainer(o)
-		caps := pick(g, []any{"SYS_PTRACE"}, []any{"NET_ADMIN", "NET_ADMIN"}, []any{"bad cap"}, []any{""}, []any{strings.Repeat("C", 64)}, []any{"CAP_SYS_ADMIN"})
+		caps := pick(g, []any{"SYS_PTRACE"}, []any{"NET_ADMIN", "NET_ADMIN"}, []any{"bad cap"}, []any{""}, []any{strings.Repeat("C", 64)}, []any{"CAP_SYS_ADMIN"}, []any{"sys_ptrace", "ALL"}, []any{"SYS_EVERYTHING"})
 		sc := obj(c, "securityContext")
 		sc["addCapabilities"] = caps
 		if g.chance(0.3) {
@@ -373,7 +373,7 @@ var catalogue = []mutation{
 	// -------------------------------------------------------- volumes
 	{"volume-path", func(g *gen, o map[string]any) string {
 		c, p := g.anyContainer(o)
-		path := pick(g, append([]string{"data", "/", "/mnt", "/opt", "/home", "/tmp/../etc", "/data:ro", "/dev/shm", "/mnt/flux/sub", "/data/", "//data", "/a b", "/x\x00"}, reservedPaths...)...)
+		path := pick(g, append([]string{"data", "/", "/mnt", "/opt", "/home", "/tmp/../etc", "/data:ro", "/dev/shm", "/mnt/flux/sub", "/data/", "//data", "/a b", "/x\x00", "/proc", "/proc/cpuinfo", "/proc/x"}, reservedPaths...)...)
 		vname := pick(g, "data2", "scratch")
 		v := map[string]any{"path": path}
 		if g.chance(0.5) {
@@ -400,7 +400,7 @@ var catalogue = []mutation{
 		return p + ".volumes: two emptyDir volumes without path"
 	}},
 	{"flux-mount-path", func(g *gen, o map[string]any) string {
-		mp := pick(g, append([]string{"/opt", "/mnt", "/mnt/flux-view", "/data", "/", "/a/../b", "/tmp/fluxout", "/dev/shm", "/etc"}, reservedPaths...)...)
+		mp := pick(g, append([]string{"/opt", "/mnt", "/mnt/flux-view", "/data", "/", "/a/../b", "/tmp/fluxout", "/dev/shm", "/etc", "/usr", "/tmp", "/proc/flux", "/sys/flux", "/usr/local/flux"}, reservedPaths...)...)
 		at(spec(o), "flux.container")["mountPath"] = mp
 		desc := "spec.flux.container.mountPath=" + show(mp)
 		if mp == "/data" || g.chance(0.3) {
@@ -527,6 +527,11 @@ var catalogue = []mutation{
 			"[access]\nallow-guest-user = true\n",
 			"[resource]\npath = \"/etc/flux/R\"\n[resource]\npath = \"x\"\n",
 			"[bootstrap]\ncurve_cert = \"/mnt/curve/curve.cert\"\nhosts = [{host=\"Bad_Host\"}]\n",
+			"[bootstrap]\ndefault_port = \"8050\"\nenable_ipv6 = 1\n",
+			"[bootstrap]\nhosts = [{bind=\"tcp://eth0:%p\"}]\n",
+			bootstrapHosts(o, "{host=\"login\"}, {host=\""+hostRange(o)+"\"}"),
+			bootstrapHosts(o, "{host=\""+hostRange(o)+"\"}, {host=\"login\", parent=\""+name(o)+"-0\"}"),
+			"[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\nhosts = [{host=\""+hostRange(o)+"\"}]\n",
 		)
 		at(spec(o), "flux")["brokerConfig"] = v
 		return "spec.flux.brokerConfig=" + show(v)
@@ -537,6 +542,7 @@ var catalogue = []mutation{
 			n+"-[0-", "a,,b", "UPPER-[0-3]", "host-[3-1]", " ", n+"-[0-3]x", n+"-[0-3],burst-[0-99999]",
 			"h-[0-1000000]", "a_b-[0-1]", fmt.Sprintf("%s-[0-%d]", n, size(o)-1), "h-[0-1],h-[0-1]", "h-[a-c]",
 			fmt.Sprintf("%s-[0-%d],cloud-[001-003]", n, size(o)-1), strings.Repeat("h", 64)+"-[0-1]",
+			"login,"+hostRange(o), hostRange(o)+",node-[0-299]",
 		)
 		b := at(spec(o), "flux.bursting")
 		delete(b, "clusters")
@@ -875,4 +881,13 @@ var catalogue = []mutation{
 			return "an emptyDir at /scratch"
 		}
 	}},
+}
+
+// hostRange is the host list of every pod of the claim o at its size.
+func hostRange(o map[string]any) string { return fmt.Sprintf("%s-[0-%d]", name(o), size(o)-1) }
+
+// bootstrapHosts is a broker.toml with the URIs and certificate Flux needs
+// and the given hosts entries.
+func bootstrapHosts(o map[string]any, entries string) string {
+	return "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h." + name(o) + ":%p\"\nhosts = [" + entries + "]\n"
 }
