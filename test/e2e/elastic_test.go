@@ -18,8 +18,13 @@ import (
 // TestElastic scales a MiniCluster created with maxSize 6 between its size
 // and its maximum, with kubectl's /scale subresource and with spec.size,
 // and checks the API server refuses a size above maxSize.
-func TestElastic(t *testing.T) {
-	cp := controlPlane(t)
+func TestElastic(t *testing.T) { testElastic(t, controlPlane(t)) }
+
+// TestElasticV2 is TestElastic in the Crossplane v2 shape, whose XRD
+// carries the same /scale subresource.
+func TestElasticV2(t *testing.T) { testElastic(t, controlPlaneV2(t)) }
+
+func testElastic(t *testing.T, cp *harness.ControlPlane) {
 	const ns, name = "tenant-elastic", "flux-elastic"
 	createNamespace(t, cp, ns)
 	claim := exampleClaim(t, cp, helloWorld, ns, name)
