@@ -134,6 +134,9 @@ func badCheckSchemaLayer(t *testing.T, r *badClaimRun) {
 	}
 	lines := badServerFieldErrors(r.serverErr)
 	server := strings.Join(lines, "; ")
+	if piece := badclaims.SecretPiece(r.serverErr.Error(), r.c.Secret); piece != "" {
+		t.Errorf("%s\nthe API server's message repeats part of the certificate's key text (%q)", r.c.Reason, piece)
+	}
 	if !r.c.Matches(server) {
 		t.Errorf("%s\nthe API server's message does not contain the expected one\n want: %s\n  got: %s", r.c.Reason, r.c.Want, badShorten(server, 1500))
 	}
