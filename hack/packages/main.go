@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,10 +55,16 @@ func main() {
 		version    = flag.String("version", "v0.1.0", "package version")
 		registry   = flag.String("registry", "xpkg.crossplane.io/flux-framework", "registry and organisation the packages are pushed to (the Configuration depends on the Function there)")
 		caBundle   = flag.String("ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA bundle the runtime images carry (Debian's ca-certificates)")
+		only       = flag.String("packages", "", "comma-separated names of the packages to build (default: all)")
 	)
 	flag.Parse()
 	vars := map[string]string{"${REGISTRY}": *registry, "${VERSION}": *version}
-	for _, p := range packages {
+	selected, err := selectPackages(*only)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "packages: %v\n", err)
+		os.Exit(2)
+	}
+	for _, p := range selected {
 		plats := []string{""} // a Configuration has no runtime
 		if p.binary != "" {
 			plats = strings.Split(*platforms, ",")
@@ -72,6 +79,38 @@ func main() {
 			fmt.Fprintf(os.Stderr, "packages: built %s (%s)\n", path, time.Since(start).Round(time.Millisecond))
 		}
 	}
+}
+
+// selectPackages returns the packages named in a comma-separated list, in
+// the order of packages; all of them for an empty list.
+func selectPackages(list string) ([]pkg, error) {
+	if list == "" {
+		return packages, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		want[strings.TrimSpace(n)] = true
+	}
+	var out []pkg
+	for _, p := range packages {
+		if want[p.name] {
+			out = append(out, p)
+			delete(want, p.name)
+		}
+	}
+	if len(want) > 0 {
+		unknown := make([]string, 0, len(want))
+		for n := range want {
+			unknown = append(unknown, n)
+		}
+		slices.Sort(unknown)
+		names := make([]string, 0, len(packages))
+		for _, p := range packages {
+			names = append(names, p.name)
+		}
+		return nil, fmt.Errorf("no package %s (have %s)", strings.Join(unknown, ", "), strings.Join(names, ", "))
+	}
+	return out, nil
 }
 
 // build writes one .xpkg of p: <name>.xpkg for a Configuration,

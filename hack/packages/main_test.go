@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestFunctionName(t *testing.T) {
@@ -81,5 +83,48 @@ func TestRenameFunctionRefs(t *testing.T) {
 	}
 	if err := renameFunctionRefs(path, "function-minicluster", "x-function-minicluster"); err == nil || !strings.Contains(err.Error(), `calls function "function-minicluster"`) {
 		t.Errorf("flow-style functionRef: got %v, want an error naming the step's function", err)
+	}
+}
+
+func TestSelectPackages(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		list   string
+		want   []string
+		err    string
+	}{
+		"All": {
+			reason: "No list builds every package (make packages).",
+			want:   []string{"function-minicluster", "provider-minicluster-burst", "configuration-minicluster"},
+		},
+		"SomeInPackageOrder": {
+			reason: "A list picks packages in the order of packages, whatever its own order (the upgrade e2e builds only the Function and the Configuration).",
+			list:   "configuration-minicluster, function-minicluster",
+			want:   []string{"function-minicluster", "configuration-minicluster"},
+		},
+		"Unknown": {
+			reason: "A name that is no package is an error naming it and the packages there are.",
+			list:   "function-minicluster,nope,alsonot",
+			err:    "no package alsonot, nope (have function-minicluster, provider-minicluster-burst, configuration-minicluster)",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := selectPackages(tc.list)
+			errStr := ""
+			if err != nil {
+				errStr = err.Error()
+			}
+			if diff := cmp.Diff(tc.err, errStr); diff != "" {
+				t.Errorf("%s\nselectPackages(%q) error: -want, +got:\n%s", tc.reason, tc.list, diff)
+			}
+			var names []string
+			for _, p := range got {
+				names = append(names, p.name)
+			}
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("%s\nselectPackages(%q): -want, +got:\n%s", tc.reason, tc.list, diff)
+			}
+		})
 	}
 }

@@ -46,7 +46,7 @@ const packageVersion = "v0.1.0"
 func TestInstallFromPackages(t *testing.T) {
 	requireE2E(t)
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skipf("the packages' runtime images are linux/amd64; this is %s/%s", runtime.GOOS, runtime.GOARCH)
+		t.Skipf("the External runtime here runs the linux/amd64 image's binary; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	begin := time.Now()
 	repo, err := harness.RepoRoot()
@@ -70,32 +70,10 @@ func TestInstallFromPackages(t *testing.T) {
 	var fnBin, pvBin string
 	step(t, "build and push the packages", func(t *testing.T) {
 		start := time.Now()
-		bin := filepath.Join(work, "bin")
-		for _, arch := range []string{"amd64", "arm64"} {
-			for _, b := range []string{"function", "provider"} {
-				// make build-linux
-				runCmd(t, repo, []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + arch},
-					"go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(bin, "linux_"+arch, b), "./cmd/"+b)
-			}
-		}
-		// make packages REGISTRY=... VERSION=...
-		out := filepath.Join(work, "packages")
-		runCmd(t, repo, nil, "go", "run", "./hack/packages", "--crossplane", cli, "--bin", bin, "--platforms", "linux/amd64,linux/arm64",
-			"--out", out, "--version", packageVersion, "--registry", registry)
+		out := buildPackages(t, repo, cli, filepath.Join(work, packageVersion), packageVersion, registry, allPackages)
 		t.Logf("built the packages in %s", time.Since(start).Round(100*time.Millisecond))
-		// make publish: no flag is needed for a registry on loopback. The
-		// Function and the Provider go as multi-platform packages.
 		start = time.Now()
-		for p, files := range map[string][]string{
-			"function-minicluster":       {"function-minicluster-amd64.xpkg", "function-minicluster-arm64.xpkg"},
-			"provider-minicluster-burst": {"provider-minicluster-burst-amd64.xpkg", "provider-minicluster-burst-arm64.xpkg"},
-			"configuration-minicluster":  {"configuration-minicluster.xpkg"},
-		} {
-			for i := range files {
-				files[i] = filepath.Join(out, files[i])
-			}
-			runCmd(t, repo, nil, cli, "xpkg", "push", "-f", strings.Join(files, ","), registry+"/"+p+":"+packageVersion)
-		}
+		pushPackages(t, repo, cli, out, packageVersion, registry, allPackages)
 		t.Logf("pushed the packages in %s", time.Since(start).Round(100*time.Millisecond))
 		for _, p := range []string{"function-minicluster", "provider-minicluster-burst"} {
 			if got := platforms(t, crane, registry+"/"+p+":"+packageVersion); !slices.Equal(got, []string{"linux/amd64", "linux/arm64"}) {
@@ -321,6 +299,10 @@ func TestInstallFromPackages(t *testing.T) {
 			return err
 		})
 		checkHelloWorld(t, cp, ns, name)
+		// The function from the package stamps its version.
+		if err := composedBy(t, cp, ns, name, packageVersion); err != nil {
+			t.Error(err)
+		}
 	})
 	t.Logf("TestInstallFromPackages took %s", time.Since(begin).Round(100*time.Millisecond))
 }
@@ -393,6 +375,67 @@ func runCmd(t *testing.T, dir string, env []string, name string, args ...string)
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// packagePlatforms are the platforms of the packages' runtime images, as
+// make packages builds them (PLATFORMS).
+var packagePlatforms = []string{"linux/amd64", "linux/arm64"}
+
+// functionVersionLDFlag is make build-linux's VERSION_LDFLAG: the function
+// stamps its version on what it composes.
+const functionVersionLDFlag = "-X github.com/flux-framework/minicluster-crossplane/function.Version="
+
+// allPackages are the names of the project's packages.
+var allPackages = []string{"function-minicluster", "provider-minicluster-burst", "configuration-minicluster"}
+
+// buildPackages builds packages (names, as allPackages) of version from
+// the current tree into dir/packages, as make packages VERSION=<version>
+// REGISTRY=<registry> does: make build-linux's static binaries for every
+// platform (the function with its version), then hack/packages. It
+// returns the directory of the .xpkg files.
+func buildPackages(t *testing.T, repo, cli, dir, version, registry string, pkgs []string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "bin")
+	var binaries []string
+	for b, p := range map[string]string{"function": "function-minicluster", "provider": "provider-minicluster-burst"} {
+		if slices.Contains(pkgs, p) {
+			binaries = append(binaries, b)
+		}
+	}
+	for _, plat := range packagePlatforms {
+		goos, arch, _ := strings.Cut(plat, "/")
+		for _, b := range binaries {
+			ldflags := "-s -w"
+			if b == "function" {
+				ldflags += " " + functionVersionLDFlag + version
+			}
+			runCmd(t, repo, []string{"CGO_ENABLED=0", "GOOS=" + goos, "GOARCH=" + arch},
+				"go", "build", "-trimpath", "-ldflags="+ldflags, "-o", filepath.Join(bin, goos+"_"+arch, b), "./cmd/"+b)
+		}
+	}
+	out := filepath.Join(dir, "packages")
+	runCmd(t, repo, nil, "go", "run", "./hack/packages", "--crossplane", cli, "--bin", bin, "--platforms", strings.Join(packagePlatforms, ","),
+		"--out", out, "--version", version, "--registry", registry, "--packages", strings.Join(pkgs, ","))
+	return out
+}
+
+// pushPackages pushes the packages buildPackages built, as make publish
+// does: the Function and the Provider as multi-platform packages (one
+// .xpkg a platform, one index), the Configuration as one image. No flag is
+// needed for a registry on loopback.
+func pushPackages(t *testing.T, repo, cli, dir, version, registry string, pkgs []string) {
+	t.Helper()
+	for _, p := range pkgs {
+		files := []string{filepath.Join(dir, p+".xpkg")}
+		if p != "configuration-minicluster" {
+			files = files[:0]
+			for _, plat := range packagePlatforms {
+				_, arch, _ := strings.Cut(plat, "/")
+				files = append(files, filepath.Join(dir, p+"-"+arch+".xpkg"))
+			}
+		}
+		runCmd(t, repo, nil, cli, "xpkg", "push", "-f", strings.Join(files, ","), registry+"/"+p+":"+version)
 	}
 }
 

@@ -93,6 +93,56 @@ func (cp *ControlPlane) ServeFunctionRevision(ctx context.Context, name string) 
 	return cp.ReportRuntime(ctx, "FunctionRevision", name, cp.FunctionAddress)
 }
 
+// ServeFunctionRevisionWith starts binary as a new function process and
+// makes it the runtime of a FunctionRevision, as the Deployment runtime
+// starts a new pod for the new revision of an upgraded Function: the
+// process listens on a free loopback port with the function's serving
+// certificate, then PrepareRuntime and ReportRuntime name its address as
+// the revision's status.endpoint. The local function process
+// (FunctionAddress) keeps running until StopFunction; the caller stops the
+// returned process.
+func (cp *ControlPlane) ServeFunctionRevisionWith(ctx context.Context, name, binary string) (*Process, string, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	args := []string{
+		"--address=" + addr,
+		"--tls-server-certs-dir=" + cp.pki.fnServerDir,
+		"--metrics-address=127.0.0.1:" + strconv.Itoa(ports[1]),
+	}
+	if cp.opts.Debug {
+		args = append(args, "--debug")
+	}
+	p := newProcess("function-"+name, binary, args, nil, cp.Dir, cp.LogDir)
+	if err := p.start(); err != nil {
+		return nil, "", err
+	}
+	d := net.Dialer{Timeout: time.Second}
+	if err := cp.waitFor(ctx, p, time.Minute, "function "+name+" to listen on "+addr, func(ctx context.Context) (bool, error) {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return false, err
+		}
+		_ = c.Close()
+		return true, nil
+	}); err != nil {
+		_ = p.stop(5 * time.Second)
+		return nil, "", err
+	}
+	cp.logf("started function %s (pid %d) on %s, log %s", name, p.pid(), addr, p.logPath)
+	if err := cp.PrepareRuntime(ctx, "FunctionRevision", name); err != nil {
+		_ = p.stop(5 * time.Second)
+		return nil, "", err
+	}
+	if err := cp.ReportRuntime(ctx, "FunctionRevision", name, addr); err != nil {
+		_ = p.stop(5 * time.Second)
+		return nil, "", err
+	}
+	return &Process{p: p}, addr, nil
+}
+
 // PrepareRuntime does for a FunctionRevision or ProviderRevision (kind)
 // what Crossplane's Deployment runtime does before it starts the package's
 // pod: it creates the TLS server Secret <package>-tls-server in
