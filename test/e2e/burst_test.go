@@ -113,6 +113,58 @@ func TestBurst(t *testing.T) {
 		}
 		t.Logf("created Secret, ProviderConfig cloud and Burst %s/%s (target %s)", ns, burstName, target)
 
+		// The burst cluster started without compositions/: it does not
+		// serve the MiniCluster API yet. The Burst says so, as a waiting
+		// condition, and makes nothing there.
+		eventually(t, time.Minute, "Burst "+burstName+" waits for the MiniCluster API (Ready=False TargetLacksMiniClusterAPI, Synced=True)", func() error {
+			return wantLacksAPI(t, lead, ns, burstName)
+		})
+		// A Burst into such a target can be deleted while it waits: it made
+		// nothing, so nothing holds it.
+		elsewhere := burst.DeepCopy()
+		elsewhere.SetName(burstName + "-elsewhere")
+		elsewhere.SetResourceVersion("")
+		elsewhere.SetUID("")
+		setField(t, elsewhere, "elsewhere", "spec", "forProvider", "targetNamespace")
+		if err := lead.Client.Create(ctx(t), elsewhere); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "Burst "+elsewhere.GetName()+" waits for the MiniCluster API too", func() error {
+			return wantLacksAPI(t, lead, ns, elsewhere.GetName())
+		})
+		if err := lead.Client.Delete(ctx(t), elsewhere); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the Burst deleted while its target lacks the MiniCluster API is gone", func() error {
+			if err := lead.Client.Get(ctx(t), client.ObjectKeyFromObject(elsewhere), elsewhere.DeepCopy()); !kerrors.IsNotFound(err) {
+				return fmt.Errorf("still there (%v)", err)
+			}
+			return nil
+		})
+		secrets := &corev1.SecretList{}
+		if err := remote.Client.List(ctx(t), secrets, client.HasLabels{burstLabel}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets.Items {
+			t.Errorf("Secret %s/%s made in the burst cluster while it lacks the MiniCluster API", s.Namespace, s.Name)
+		}
+		// Waiting is not an error: no warning event about it.
+		events := &corev1.EventList{}
+		if err := lead.Client.List(ctx(t), events, client.InNamespace(ns), client.MatchingFields{"involvedObject.name": burstName, "type": corev1.EventTypeWarning}); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events.Items {
+			t.Errorf("warning event while Burst %s waits: %s %s (x%d)", burstName, e.Reason, e.Message, e.Count)
+		}
+
+		// The platform team installs the MiniCluster API in the burst
+		// cluster; the Burst carries on by itself.
+		start := time.Now()
+		if err := remote.Install(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("installed compositions/ in the burst cluster in %s", time.Since(start).Round(100*time.Millisecond))
+
 		eventually(t, 2*time.Minute, "the burst cluster holds the certificate copy and MiniCluster "+cluster, func() error {
 			return wantBurstClaim(t, remote, target, cluster, "203.0.113.10", nodePort, root, 4,
 				[]any{map[string]any{"name": cluster, "size": int64(4)}})
@@ -403,6 +455,9 @@ func startBurstClusters(t *testing.T) (lead, remote *harness.ControlPlane, provi
 			cps[i], errs[i] = harness.Start(c, harness.Options{
 				Name: name, RepoRoot: repo, Tools: &tools, FunctionBinary: fn,
 				Debug: os.Getenv("MC_E2E_DEBUG") != "", Logf: logf,
+				// The burst cluster gets the MiniCluster API only once
+				// the test has seen a Burst wait for it.
+				SkipInstall: name == "burst",
 			})
 		}()
 	}
@@ -653,6 +708,28 @@ func wantBurstClaim(t *testing.T, cp *harness.ControlPlane, ns, name, address st
 		errs = append(errs, fmt.Sprintf("labels %v lack %s", c.GetLabels(), burstLabel))
 	}
 	return errorsJoin(errs)
+}
+
+// msgLacksAPI is what a Burst whose target lacks the MiniCluster API says.
+const msgLacksAPI = "the target cluster does not serve the MiniCluster API (flux-framework.org/v1alpha2): " +
+	"install Crossplane and the MiniCluster Configuration there (docs/bursting.md)"
+
+// wantLacksAPI checks that a Burst waits for its target's MiniCluster API:
+// Ready=False with reason TargetLacksMiniClusterAPI and the message that
+// says what to install, and Synced=True.
+func wantLacksAPI(t *testing.T, cp *harness.ControlPlane, ns, name string) error {
+	b := &unstructured.Unstructured{}
+	b.SetGroupVersionKind(burstGVK)
+	if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
+		return err
+	}
+	if err := wantConditionReason(b, "Ready", "False", "TargetLacksMiniClusterAPI"); err != nil {
+		return err
+	}
+	if _, msg := harness.Condition(b, "Ready"); msg != msgLacksAPI {
+		return fmt.Errorf("Burst %s/%s: Ready says %q, want %q", ns, name, msg, msgLacksAPI)
+	}
+	return wantCondition(b, "Synced", "True")
 }
 
 // wantBurst checks a Burst's status.atProvider fields and that the given

@@ -191,11 +191,19 @@ func (e *external) exists(ctx context.Context, b *v1alpha1.Burst) (bool, error) 
 		switch {
 		case err == nil && Owned(obj, b):
 			return true, nil
-		case err != nil && !kerrors.IsNotFound(err):
+		case err != nil && !absent(err):
 			return false, errors.Wrap(err, "cannot read the target cluster")
 		}
 	}
 	return false, nil
+}
+
+// absent tells whether a read of the target says the object is not there:
+// not found, or of a kind the target does not serve (a target without the
+// MiniCluster API holds no burst MiniCluster, and a Burst that waited for
+// it must still be deletable).
+func absent(err error) bool {
+	return kerrors.IsNotFound(err) || meta.IsNoMatchError(err)
 }
 
 // ours are the objects a Burst makes in the target, identified by name.
@@ -280,7 +288,7 @@ func (e *external) Delete(ctx context.Context, mg resource.Managed) (managed.Ext
 	b.SetConditions(xpv2.Deleting())
 	for _, obj := range e.ours(b) {
 		if err := e.target.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			if kerrors.IsNotFound(err) {
+			if absent(err) {
 				continue
 			}
 			return managed.ExternalDelete{}, errors.Wrap(err, "cannot read the target cluster")

@@ -290,3 +290,45 @@ func TestSelfContained(t *testing.T) {
 }
 
 var clientcmdExec = clientcmdapi.ExecConfig{Command: "gke-gcloud-auth-plugin", APIVersion: "client.authentication.k8s.io/v1beta1"}
+
+// TestDeleteWhileTargetLacksAPI checks that a Burst whose target does not
+// serve the MiniCluster API can be deleted: it cannot have made anything
+// there, so nothing may hold its finalizer.
+func TestDeleteWhileTargetLacksAPI(t *testing.T) {
+	claimGV := schema.GroupVersion{Group: v1alpha2.Group, Version: v1alpha2.Version}
+	cases := map[string]struct {
+		reason string
+		err    error
+	}{
+		"NoKindMatch": {
+			reason: "A REST mapper that knows the target's kinds says the kind has no match.",
+			err:    &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: v1alpha2.Group, Kind: v1alpha2.ClaimKind}, SearchedVersions: []string{v1alpha2.Version}},
+		},
+		"DiscoveryFailed": {
+			reason: "controller-runtime's lazy REST mapper, against an API server with aggregated discovery, says the group's discovery failed with a no-match inside.",
+			err:    &apiutil.ErrResourceDiscoveryFailed{claimGV: &meta.NoResourceMatchError{PartialResource: claimGV.WithResource("")}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			funcs := &interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if obj.GetObjectKind().GroupVersionKind() == v1alpha2.ClaimGVK() && key.Namespace == "cloud" {
+					return tc.err
+				}
+				return c.Get(ctx, key, obj, opts...)
+			}}
+			b := managedBurst()
+			b.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+			c := apiClient(t, funcs, sameCluster(), b, rootClaim(t), leadService(30093), rootSecret(),
+				node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)))
+			r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
+			if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}}); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			got := &v1alpha1.Burst{}
+			if err := c.Get(context.Background(), types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}, got); err == nil {
+				t.Errorf("%s\nthe Burst is still there: finalizers %v, Synced %s", tc.reason, got.GetFinalizers(), got.GetCondition(xpv2.TypeSynced).Message)
+			}
+		})
+	}
+}

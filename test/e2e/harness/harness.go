@@ -279,7 +279,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		}
 	}
 	if !opts.SkipInstall {
-		if err := step("installing compositions/ (RBAC, XRD, Composition)", cp.install); err != nil {
+		if err := step("installing compositions/ (RBAC, XRD, Composition)", cp.Install); err != nil {
 			return cp, err
 		}
 	}

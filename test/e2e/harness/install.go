@@ -69,9 +69,12 @@ func (cp *ControlPlane) ApplyFile(ctx context.Context, path string) error {
 	return cp.Apply(ctx, objs...)
 }
 
-// install applies the repository's compositions/ the way the README tells
-// a platform team to: RBAC, then the XRD, then the Composition.
-func (cp *ControlPlane) install(ctx context.Context) error {
+// Install applies the repository's compositions/ the way the README tells
+// a platform team to: RBAC, then the XRD, then the Composition, and waits
+// until the XRD is established and the Composition's pipeline is valid.
+// Start does it unless Options.SkipInstall; a test that wants the
+// MiniCluster API to appear later calls it itself.
+func (cp *ControlPlane) Install(ctx context.Context) error {
 	// Options.Shape picks the XRD and Composition (compositions/v2/ for
 	// the v2 shape).
 	definition, composition, xrdName, err := shapeFiles(cp.Shape())
