@@ -142,7 +142,7 @@ packages: build-linux ## Build the .xpkg files into _output/packages: one a plat
 .PHONY: publish
 publish: packages ## Push the packages to $(REGISTRY) (e.g. make publish REGISTRY=registry.example.com/flux), multi-platform where they have a runtime.
 	@$(TOOLS) install crossplane-cli
-	for p in function-minicluster provider-minicluster-burst configuration-minicluster; do \
+	for p in function-minicluster provider-minicluster-burst configuration-minicluster configuration-minicluster-v2; do \
 		files=$$(ls $(PKG_OUT)/$$p.xpkg $(PKG_OUT)/$$p-*.xpkg 2>/dev/null | paste -sd, -); \
 		"$$($(TOOLS) path crossplane-cli)" xpkg push -f $$files $(REGISTRY)/$$p:$(VERSION) || exit 1; \
 	done

@@ -37,13 +37,15 @@ type pkg struct {
 	function string
 }
 
-// packages are the three packages: the Function and the Provider carry a
-// runtime image of their binary (see image.go), the Configuration the XRD
-// and Composition.
+// packages are the four packages: the Function and the Provider carry a
+// runtime image of their binary (see image.go), the Configurations the XRD
+// and Composition of each shape (claims, and Crossplane v2's namespaced
+// composite; a cluster installs one of them).
 var packages = []pkg{
 	{name: "function-minicluster", meta: "package/function/crossplane.yaml", files: []string{"package/input/*.yaml"}, binary: "function", port: "9443/tcp"},
 	{name: "provider-minicluster-burst", meta: "package/provider/crossplane.yaml", files: []string{"package/provider/crds/*.yaml"}, binary: "provider", port: "8080/tcp"},
 	{name: "configuration-minicluster", meta: "package/configuration/crossplane.yaml", files: []string{"compositions/definition.yaml", "compositions/composition.yaml"}, examples: "examples", function: "function-minicluster"},
+	{name: "configuration-minicluster-v2", meta: "package/configuration-v2/crossplane.yaml", files: []string{"compositions/v2/definition.yaml", "compositions/v2/composition.yaml"}, examples: "examples", function: "function-minicluster"},
 }
 
 func main() {

@@ -34,29 +34,9 @@ func TestRenameFunctionRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig, err := os.ReadFile(filepath.Join(root, "compositions", "composition.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ old, new string }{
-		{"function-minicluster", "flux-framework-function-minicluster"},
-		{"function-minicluster", "function-minicluster"}, // a registry without an organisation
-	} {
-		path := filepath.Join(t.TempDir(), "composition.yaml")
-		if err := os.WriteFile(path, orig, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := renameFunctionRefs(path, tc.old, tc.new); err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := strings.Replace(string(orig), "name: "+tc.old+"\n", "name: "+tc.new+"\n", 1)
-		if string(got) != want {
-			t.Errorf("%s -> %s: got\n%s\nwant\n%s", tc.old, tc.new, got, want)
-		}
+	// The Compositions of both shapes call the function the same way.
+	for _, composition := range []string{"composition.yaml", filepath.Join("v2", "composition.yaml")} {
+		renameIn(t, filepath.Join(root, "compositions", composition))
 	}
 
 	// The XRD has no Composition: unchanged.
@@ -86,6 +66,36 @@ func TestRenameFunctionRefs(t *testing.T) {
 	}
 }
 
+// renameIn checks renameFunctionRefs on a copy of a Composition file: the
+// step's functionRef, and nothing else, takes the dependency's name.
+func renameIn(t *testing.T, file string) {
+	t.Helper()
+	orig, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ old, new string }{
+		{"function-minicluster", "flux-framework-function-minicluster"},
+		{"function-minicluster", "function-minicluster"}, // a registry without an organisation
+	} {
+		path := filepath.Join(t.TempDir(), "composition.yaml")
+		if err := os.WriteFile(path, orig, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := renameFunctionRefs(path, tc.old, tc.new); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Replace(string(orig), "name: "+tc.old+"\n", "name: "+tc.new+"\n", 1)
+		if string(got) != want {
+			t.Errorf("%s: %s -> %s: got\n%s\nwant\n%s", file, tc.old, tc.new, got, want)
+		}
+	}
+}
+
 func TestSelectPackages(t *testing.T) {
 	cases := map[string]struct {
 		reason string
@@ -95,7 +105,7 @@ func TestSelectPackages(t *testing.T) {
 	}{
 		"All": {
 			reason: "No list builds every package (make packages).",
-			want:   []string{"function-minicluster", "provider-minicluster-burst", "configuration-minicluster"},
+			want:   []string{"function-minicluster", "provider-minicluster-burst", "configuration-minicluster", "configuration-minicluster-v2"},
 		},
 		"SomeInPackageOrder": {
 			reason: "A list picks packages in the order of packages, whatever its own order (the upgrade e2e builds only the Function and the Configuration).",
@@ -105,7 +115,7 @@ func TestSelectPackages(t *testing.T) {
 		"Unknown": {
 			reason: "A name that is no package is an error naming it and the packages there are.",
 			list:   "function-minicluster,nope,alsonot",
-			err:    "no package alsonot, nope (have function-minicluster, provider-minicluster-burst, configuration-minicluster)",
+			err:    "no package alsonot, nope (have function-minicluster, provider-minicluster-burst, configuration-minicluster, configuration-minicluster-v2)",
 		},
 	}
 	for name, tc := range cases {
