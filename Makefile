@@ -74,10 +74,10 @@ E2E_ENV = MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOL
 	MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)"
 
 .PHONY: load
-load: ## The load test with a steady-state window: $(LOAD_CLAIMS) MiniClusters, report in $(BIN)/load-$(LOAD_CLAIMS).json (not part of make test).
+load: ## The load test with a steady-state window: $(LOAD_CLAIMS) MiniClusters of shape $(LOAD_SHAPE) (claims or v2), report in $(BIN)/load-$(LOAD_SHAPE)-$(LOAD_CLAIMS).json (not part of make test).
 	@$(TOOLS) install kubernetes etcd crossplane-core
 	@mkdir -p $(BIN)
-	$(E2E_ENV) MC_LOAD_CLAIMS=$(LOAD_CLAIMS) MC_LOAD_STEADY=$(LOAD_STEADY) MC_LOAD_REPORT=$(abspath $(BIN))/load-$(LOAD_CLAIMS).json \
+	$(E2E_ENV) MC_LOAD_CLAIMS=$(LOAD_CLAIMS) MC_LOAD_SHAPE=$(LOAD_SHAPE) MC_LOAD_STEADY=$(LOAD_STEADY) MC_LOAD_REPORT=$(BIN)/load-$(LOAD_SHAPE)-$(LOAD_CLAIMS).json \
 		go test -count=1 -timeout=$(LOAD_TIMEOUT) -v -run '^TestLoad$$' ./test/e2e/
 
 .PHONY: load-1000
@@ -85,6 +85,7 @@ load-1000: ## make load with 1,000 MiniClusters (about an hour on 2 cores).
 	@$(MAKE) load LOAD_CLAIMS=1000 LOAD_TIMEOUT=120m
 
 LOAD_CLAIMS ?= 100
+LOAD_SHAPE ?= claims
 LOAD_STEADY ?= 5m
 LOAD_TIMEOUT ?= 30m
 

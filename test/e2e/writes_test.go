@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
@@ -26,6 +27,9 @@ const (
 	EnvWritesReport = "MC_WRITES_REPORT"
 	// EnvWritesClaims is how many claims TestWrites creates (default 10).
 	EnvWritesClaims = "MC_WRITES_CLAIMS"
+	// EnvWritesShape, "v2", runs TestWrites with the Crossplane v2 shape
+	// (the MiniCluster is the composite) instead of claims.
+	EnvWritesShape = "MC_WRITES_SHAPE"
 	// EnvWritesSteady is TestWrites' steady-state window after the claims
 	// converged, a Go duration (default 70s: long enough to see a
 	// 1-minute poll).
@@ -62,10 +66,28 @@ type writesPhase struct {
 	Crossplane float64 `json:"crossplane"`
 }
 
+// plus is p and q together, as if measured over both their windows.
+func (p writesPhase) plus(q writesPhase) writesPhase {
+	add := func(a, b map[string]float64) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range []map[string]float64{a, b} {
+			for k, v := range m {
+				out[k] += v
+			}
+		}
+		return out
+	}
+	return writesPhase{
+		Seconds: p.Seconds + q.Seconds, Requests: add(p.Requests, q.Requests), Etcd: add(p.Etcd, q.Etcd),
+		ByWriter: add(p.ByWriter, q.ByWriter), Total: p.Total + q.Total, Crossplane: p.Crossplane + q.Crossplane,
+	}
+}
+
 // writesReport is what TestWrites measured.
 type writesReport struct {
-	Claims          int      `json:"claims"`
-	CrossplaneFlags []string `json:"crossplaneFlags"`
+	Claims          int          `json:"claims"`
+	Shape           driver.Shape `json:"shape"`
+	CrossplaneFlags []string     `json:"crossplaneFlags"`
 	// ConvergedSeconds from the first create until every claim was Synced
 	// and Ready with its four objects.
 	ConvergedSeconds float64 `json:"convergedSeconds"`
@@ -231,7 +253,8 @@ func TestWrites(t *testing.T) {
 	const settle = 5 * time.Second
 	const size = 4
 	flags := crossplaneFlags()
-	cp := startOwnControlPlane(t, harness.Options{Name: "writes", AuditWrites: true, CrossplaneFlags: flags})
+	shape := envShape(t, EnvWritesShape)
+	cp := startOwnControlPlane(t, harness.Options{Name: "writes", AuditWrites: true, CrossplaneFlags: flags, Shape: shape})
 	nss := []string{"writes-a", "writes-b"}
 	for _, ns := range nss {
 		createNamespace(t, cp, ns)
@@ -317,7 +340,7 @@ func TestWrites(t *testing.T) {
 
 	n := float64(len(claims))
 	r := writesReport{
-		Claims: len(claims), CrossplaneFlags: flags, ConvergedSeconds: converged.Seconds(), SettleSeconds: settle.Seconds(),
+		Claims: len(claims), Shape: shape, CrossplaneFlags: flags, ConvergedSeconds: converged.Seconds(), SettleSeconds: settle.Seconds(),
 		Convergence: conv, Steady: st,
 		PerClaimByWriter: scaled(conv.ByWriter, n), PerClaimEtcd: scaled(conv.Etcd, n),
 		SteadyPerMinute: scaled(st.ByWriter, st.Seconds/60), SteadyCrossplaneVM: st.Crossplane / (st.Seconds / 60),
@@ -340,6 +363,20 @@ func TestWrites(t *testing.T) {
 		slices.Sort(bad)
 		t.Errorf("in the %s after %d unchanged MiniClusters converged, Crossplane wrote:\n  %s\nwant nothing: something the function returns changes, or something re-runs the composition", steady, len(claims), strings.Join(bad, "\n  "))
 	}
+}
+
+// envShape is the API shape named by the environment variable name:
+// claims when it is unset.
+func envShape(t *testing.T, name string) driver.Shape {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return driver.ShapeClaims
+	}
+	if !slices.Contains(driver.Shapes, driver.Shape(v)) {
+		t.Fatalf("$%s=%q: want one of %v", name, v, driver.Shapes)
+	}
+	return driver.Shape(v)
 }
 
 // writeReport writes r as indented JSON to path, if not "".
