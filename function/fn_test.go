@@ -487,10 +487,10 @@ func TestRunFunctionWarnings(t *testing.T) {
 			spec:   `{"size":2,"archive":{"path":"/state/archive.sqlite"},"containers":[{"image":"x","command":"y"}]}`,
 			want:   "spec.archive.path is restored from when it exists, but not saved",
 		},
-		"PodResources": {
-			reason: "pod.resources going to overhead is explained.",
-			spec:   `{"size":2,"pod":{"runtimeClassName":"kata","resources":{"cpu":"1"}},"containers":[{"image":"x","command":"y"}]}`,
-			want:   "spec.pod.resources becomes the pods' overhead",
+		"InteractiveScript": {
+			reason: "A script that interactive mode never runs is named as the script, not as a command the user did not set.",
+			spec:   `{"size":2,"interactive":true,"containers":[{"image":"x","commands":{"script":"echo hi"}}]}`,
+			want:   "spec.containers[0].commands.script is not run",
 		},
 	}
 	for name, tc := range cases {

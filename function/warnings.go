@@ -13,11 +13,18 @@ import (
 func Warnings(mc *v1alpha2.MiniCluster) []string {
 	var out []string
 	s := &mc.Spec
-	if r := s.Runner(); r >= 0 && s.Interactive && (s.Containers[r].Command != "" || s.Containers[r].Commands.Script != "") {
-		out = append(out, fmt.Sprintf("spec.containers[%d].command is not run: with spec.interactive brokers start no initial program; submit it with flux submit, or drop interactive", r))
-	}
-	if len(s.Pod.Resources) > 0 {
-		out = append(out, "spec.pod.resources becomes the pods' overhead, which a cluster admits only with a RuntimeClass that defines overhead; to request resources for Flux, set spec.containers[].resources")
+	if r := s.Runner(); r >= 0 && s.Interactive {
+		// Name the field the user set: a script is as unrun as a command.
+		for _, set := range []struct {
+			name string
+			on   bool
+		}{
+			{"command", s.Containers[r].Command != ""}, {"commands.script", s.Containers[r].Commands.Script != ""},
+		} {
+			if set.on {
+				out = append(out, fmt.Sprintf("spec.containers[%d].%s is not run: with spec.interactive brokers start no initial program; submit it with flux submit, or drop interactive", r, set.name))
+			}
+		}
 	}
 	if a := s.Archive.Path; a != "" && !entrypoint.DumpsArchive(a) {
 		out = append(out, "spec.archive.path is restored from when it exists, but not saved when the cluster finishes: flux dump writes only "+orList(entrypoint.DumpExtensions)+" archives")
