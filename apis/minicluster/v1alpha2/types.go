@@ -227,8 +227,11 @@ type PodSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	Labels map[string]string `json:"labels,omitempty"`
 
-	// Resources become the pod's overhead (as upstream does); most clusters
-	// want container resources instead.
+	// Resources is kept for claims written for the Flux Operator, which made
+	// it the pod's overhead, and is refused when set: Kubernetes admits pod
+	// overhead only from the pods' RuntimeClass (runtimeClassName), which
+	// sets it itself and refuses pods that set their own. Set resources on
+	// the containers instead.
 	// +optional
 	Resources ContainerResource `json:"resources,omitempty"`
 
