@@ -65,10 +65,10 @@ func mcschemaVersion() string {
 // validates metadata, the schema and its CEL rules. It returns nil or an
 // *InvalidError. No message quotes spec.flux.curveCert.
 func Check(ctx context.Context, obj *unstructured.Unstructured) error {
-	inv := &InvalidError{Kind: obj.GetKind(), Name: obj.GetName()}
-	if inv.Unknown = redactPaths(mcschema.Unknown(obj.Object)); len(inv.Unknown) > 0 {
+	if inv := strictDecode(obj); inv != nil {
 		return inv
 	}
+	inv := &InvalidError{Kind: obj.GetKind(), Name: obj.GetName()}
 	mcschema.Default(obj.Object)
 	inv.Errs = append(inv.Errs, validateMeta(obj)...)
 	inv.Errs = append(inv.Errs, mcschema.Validate(ctx, obj.Object)...)
@@ -80,6 +80,16 @@ func Check(ctx context.Context, obj *unstructured.Unstructured) error {
 		redactFieldError(e, cert)
 	}
 	return inv
+}
+
+// strictDecode is the API server's strict decoding, its first step: an
+// *InvalidError naming the unknown fields of obj, or nil when it has none.
+func strictDecode(obj *unstructured.Unstructured) *InvalidError {
+	unknown := redactPaths(mcschema.Unknown(obj.Object))
+	if len(unknown) == 0 {
+		return nil
+	}
+	return &InvalidError{Kind: obj.GetKind(), Name: obj.GetName(), Unknown: unknown}
 }
 
 // validateMeta is the API server's metadata validation on create

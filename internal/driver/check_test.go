@@ -109,6 +109,11 @@ func TestRenderInvalid(t *testing.T) {
 			claim:  strings.Replace(helloWorldClaim, "metadata:\n", "metadata:\n  lables: {a: b}\n", 1),
 			want:   `MiniCluster in version "v1alpha2" cannot be handled as a MiniCluster: strict decoding error: unknown field "metadata.lables"`,
 		},
+		"UnknownFieldWithoutName": {
+			reason: "The API server decodes strictly before it checks the name: a nameless claim's unknown field is reported, not only the missing name.",
+			claim:  "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata: {namespace: default}\nspec:\n  contaners: []\n  containers: [{image: rockylinux:9}]\n",
+			want:   `MiniCluster in version "v1alpha2" cannot be handled as a MiniCluster: strict decoding error: unknown field "spec.contaners"`,
+		},
 		"WrongType": {
 			reason: "A wrong type names the field in the claim's terms, not Go's.",
 			claim:  withSpec("  size: \"4\"\n  containers: [{image: rockylinux:9}]\n"),

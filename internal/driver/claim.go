@@ -41,8 +41,9 @@ func describe(u *unstructured.Unstructured) string {
 
 // FindMiniCluster returns the first MiniCluster claim or XMiniCluster of
 // objs. It refuses one of another API version (saying how to convert a
-// Flux Operator v1alpha1 MiniCluster) and one without metadata.name, and
-// says which kinds it reads when there is none. Other objects are ignored.
+// Flux Operator v1alpha1 MiniCluster) and one without metadata.name (with
+// the *InvalidError of Check when it also has unknown fields), and says
+// which kinds it reads when there is none. Other objects are ignored.
 func FindMiniCluster(objs []*unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	var others []string
 	for _, obj := range objs {
@@ -64,6 +65,11 @@ func FindMiniCluster(objs []*unstructured.Unstructured) (*unstructured.Unstructu
 			continue
 		}
 		if obj.GetName() == "" {
+			// The API server decodes strictly before it looks at the name:
+			// an unknown field is reported first, as kubectl would show it.
+			if inv := strictDecode(obj); inv != nil {
+				return nil, inv
+			}
 			return nil, fmt.Errorf("a %s needs metadata.name: it names the composite resource and every object composed for it (the Job, its pods, Services, ConfigMaps and the Secret)", kind)
 		}
 		return obj, nil

@@ -47,10 +47,12 @@ type Options struct {
 // MiniCluster, another API version, no name.
 func Run(ctx context.Context, fn Runner, o Options) (*Output, error) {
 	mc, err := ReadMiniCluster(o.Claim)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = Check(ctx, mc)
 	}
-	if err := Check(ctx, mc); err != nil {
+	if err != nil {
+		// A nameless claim with unknown fields is refused as invalid by
+		// ReadMiniCluster already, as the API server refuses it.
 		var inv *InvalidError
 		if errors.As(err, &inv) {
 			return &Output{Fatal: true, Invalid: inv, Results: []string{"FATAL: " + inv.Error()}}, nil
