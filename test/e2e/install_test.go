@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
@@ -36,13 +37,18 @@ const packageVersion = "v0.1.0"
 
 // TestInstallFromPackages installs MiniClusters the way the README tells a
 // platform team to, from the project's packages, into a fresh control
-// plane that has none of the harness's own installation: the three .xpkg
-// files are built (make packages), pushed to a registry on loopback with
+// plane that has none of the harness's own installation: the .xpkg files
+// are built (make packages), pushed to a registry on loopback with
 // `crossplane xpkg push` (make publish), and installed with a
 // Configuration and a Provider. Crossplane pulls them, resolves the
 // Configuration's dependency and installs the Function; the test then
 // plays the External package runtime with the binaries from the pushed
-// packages, and a hello-world claim composes its cluster.
+// packages, and a hello-world MiniCluster composes its cluster. It does so
+// for each shape's Configuration (configuration-minicluster with claims,
+// configuration-minicluster-v2 where the MiniCluster is the composite),
+// each on a fresh control plane of its own (the shapes share the
+// MiniCluster CRD, so one cluster runs one of them); the packages are
+// built and pushed once for both.
 func TestInstallFromPackages(t *testing.T) {
 	requireE2E(t)
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
@@ -67,28 +73,67 @@ func TestInstallFromPackages(t *testing.T) {
 	registry := reg.Addr + "/flux-framework"
 	t.Logf("registry on %s", reg.Addr)
 
-	var fnBin, pvBin string
-	step(t, "build and push the packages", func(t *testing.T) {
-		start := time.Now()
-		out := buildPackages(t, repo, cli, filepath.Join(work, packageVersion), packageVersion, registry, allPackages)
-		t.Logf("built the packages in %s", time.Since(start).Round(100*time.Millisecond))
-		start = time.Now()
-		pushPackages(t, repo, cli, out, packageVersion, registry, allPackages)
-		t.Logf("pushed the packages in %s", time.Since(start).Round(100*time.Millisecond))
-		for _, p := range []string{"function-minicluster", "provider-minicluster-burst"} {
-			if got := platforms(t, crane, registry+"/"+p+":"+packageVersion); !slices.Equal(got, []string{"linux/amd64", "linux/arm64"}) {
-				t.Errorf("%s is published for %v, want linux/amd64 and linux/arm64", p, got)
-			}
+	// Not a step: -run TestInstallFromPackages/V2 must build them too.
+	start := time.Now()
+	out := buildPackages(t, repo, cli, filepath.Join(work, packageVersion), packageVersion, registry, allPackages)
+	t.Logf("built the packages in %s", time.Since(start).Round(100*time.Millisecond))
+	start = time.Now()
+	pushPackages(t, repo, cli, out, packageVersion, registry, allPackages)
+	t.Logf("pushed the packages in %s", time.Since(start).Round(100*time.Millisecond))
+	for _, p := range []string{"function-minicluster", "provider-minicluster-burst"} {
+		if got := platforms(t, crane, registry+"/"+p+":"+packageVersion); !slices.Equal(got, []string{"linux/amd64", "linux/arm64"}) {
+			t.Errorf("%s is published for %v, want linux/amd64 and linux/arm64", p, got)
 		}
+	}
+	// The runtime binaries, as the packages ship them: the External
+	// runtime below runs these, not a fresh build.
+	pkgs := installedPackages{
+		registry: registry,
+		function: runtimeBinary(t, crane, registry+"/function-minicluster:"+packageVersion, "function", work),
+		provider: runtimeBinary(t, crane, registry+"/provider-minicluster-burst:"+packageVersion, "provider", work),
+	}
 
-		// The runtime binaries, as the packages ship them: the External
-		// runtime below runs these, not a fresh build.
-		fnBin = runtimeBinary(t, crane, registry+"/function-minicluster:"+packageVersion, "function", work)
-		pvBin = runtimeBinary(t, crane, registry+"/provider-minicluster-burst:"+packageVersion, "provider", work)
-	})
+	cases := map[string]struct {
+		reason        string
+		shape         driver.Shape
+		configuration string // the Configuration package
+		xrd           string // the XRD it installs
+	}{
+		"Claims": {
+			reason:        "The claim shape: a namespaced claim and a cluster-scoped composite; the XRD is Established and Offered.",
+			shape:         driver.ShapeClaims,
+			configuration: "configuration-minicluster",
+			xrd:           harness.XRDName,
+		},
+		"V2": {
+			reason:        "The Crossplane v2 shape: the namespaced MiniCluster is the composite; the XRD has no claim, so it is Established, never Offered.",
+			shape:         driver.ShapeV2,
+			configuration: "configuration-minicluster-v2",
+			xrd:           harness.XRDNameV2,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Log(tc.reason)
+			testInstallFromPackages(t, pkgs, tc.shape, tc.configuration, tc.xrd)
+		})
+	}
+	t.Logf("TestInstallFromPackages took %s", time.Since(begin).Round(100*time.Millisecond))
+}
 
+// installedPackages are the packages TestInstallFromPackages pushed: the
+// registry they are in and the runtime binaries their images carry.
+type installedPackages struct {
+	registry, function, provider string
+}
+
+// testInstallFromPackages installs a shape's Configuration and the Provider
+// from pkgs on a control plane of its own and checks a hello-world
+// MiniCluster composes.
+func testInstallFromPackages(t *testing.T, pkgs installedPackages, shape driver.Shape, configuration, xrd string) {
+	registry := pkgs.registry
 	cp := startOwnControlPlane(t, harness.Options{
-		Name: "install", SkipInstall: true, SkipFunctionRegistration: true, FunctionBinary: fnBin,
+		Name: "install-" + string(shape), Shape: shape, SkipInstall: true, SkipFunctionRegistration: true, FunctionBinary: pkgs.function,
 	})
 
 	step(t, "install the Configuration and the Provider", func(t *testing.T) {
@@ -97,7 +142,7 @@ func TestInstallFromPackages(t *testing.T) {
 			t.Fatal(err)
 		}
 		for kind, pkg := range map[string]string{
-			"Configuration": "configuration-minicluster",
+			"Configuration": configuration,
 			"Provider":      "provider-minicluster-burst",
 		} {
 			u := pkgObject(kind, pkg)
@@ -126,7 +171,7 @@ func TestInstallFromPackages(t *testing.T) {
 					return nil
 				}
 			}
-			cfg := pkgObject("Configuration", "configuration-minicluster")
+			cfg := pkgObject("Configuration", configuration)
 			_ = cp.Client.Get(ctx(t), client.ObjectKeyFromObject(cfg), cfg)
 			return fmt.Errorf("no Function yet; Configuration: %s", conditions(cfg))
 		})
@@ -228,7 +273,7 @@ func TestInstallFromPackages(t *testing.T) {
 			t.Fatal(err)
 		}
 		health := "127.0.0.1:" + strconv.Itoa(ports[1])
-		p, err := cp.StartProcess("provider", pvBin, []string{
+		p, err := cp.StartProcess("provider", pkgs.provider, []string{
 			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
 			"--health-probe-bind-address=" + health,
 		}, []string{"KUBECONFIG=" + cp.Kubeconfig})
@@ -257,7 +302,7 @@ func TestInstallFromPackages(t *testing.T) {
 	})
 
 	step(t, "every package is Installed and Healthy and the XRD is established", func(t *testing.T) {
-		for _, p := range [][2]string{{"Configuration", "configuration-minicluster"}, {"Function", fn}, {"Provider", "provider-minicluster-burst"}} {
+		for _, p := range [][2]string{{"Configuration", configuration}, {"Function", fn}, {"Provider", "provider-minicluster-burst"}} {
 			eventually(t, 2*time.Minute, p[0]+" "+p[1]+" is Installed and Healthy", func() error {
 				u := pkgObject(p[0], p[1])
 				if err := cp.Client.Get(ctx(t), client.ObjectKeyFromObject(u), u); err != nil {
@@ -266,7 +311,8 @@ func TestInstallFromPackages(t *testing.T) {
 				return errors.Join(wantCondition(u, "Installed", "True"), wantCondition(u, "Healthy", "True"))
 			})
 		}
-		if err := cp.WaitXRD(ctx(t), harness.XRDName, time.Minute); err != nil {
+		// WaitXRD wants Offered too when the XRD has a claim.
+		if err := cp.WaitXRD(ctx(t), xrd, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, time.Minute, "the Composition's revision has a valid pipeline", func() error {
@@ -283,11 +329,11 @@ func TestInstallFromPackages(t *testing.T) {
 		})
 	})
 
-	step(t, "a hello-world claim composes its cluster", func(t *testing.T) {
+	step(t, "a hello-world MiniCluster composes its cluster", func(t *testing.T) {
 		const ns, name = "tenant-install", "flux-sample"
 		createNamespace(t, cp, ns)
 		createClaim(t, cp, exampleClaim(t, cp, helloWorld, ns, ""))
-		eventually(t, 2*time.Minute, "the claim is Synced and its objects exist", func() error {
+		eventually(t, 2*time.Minute, "the MiniCluster is Synced and its objects exist", func() error {
 			c, err := getClaim(t, cp, ns, name)
 			if err != nil {
 				return err
@@ -304,7 +350,6 @@ func TestInstallFromPackages(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	t.Logf("TestInstallFromPackages took %s", time.Since(begin).Round(100*time.Millisecond))
 }
 
 // ---------------------------------------------------------------- helpers
@@ -387,7 +432,7 @@ var packagePlatforms = []string{"linux/amd64", "linux/arm64"}
 const functionVersionLDFlag = "-X github.com/flux-framework/minicluster-crossplane/function.Version="
 
 // allPackages are the names of the project's packages.
-var allPackages = []string{"function-minicluster", "provider-minicluster-burst", "configuration-minicluster"}
+var allPackages = []string{"function-minicluster", "provider-minicluster-burst", "configuration-minicluster", "configuration-minicluster-v2"}
 
 // buildPackages builds packages (names, as allPackages) of version from
 // the current tree into dir/packages, as make packages VERSION=<version>
@@ -422,13 +467,14 @@ func buildPackages(t *testing.T, repo, cli, dir, version, registry string, pkgs 
 
 // pushPackages pushes the packages buildPackages built, as make publish
 // does: the Function and the Provider as multi-platform packages (one
-// .xpkg a platform, one index), the Configuration as one image. No flag is
+// .xpkg a platform, one index), each Configuration (either shape's) as one
+// image. No flag is
 // needed for a registry on loopback.
 func pushPackages(t *testing.T, repo, cli, dir, version, registry string, pkgs []string) {
 	t.Helper()
 	for _, p := range pkgs {
 		files := []string{filepath.Join(dir, p+".xpkg")}
-		if p != "configuration-minicluster" {
+		if !strings.HasPrefix(p, "configuration-") {
 			files = files[:0]
 			for _, plat := range packagePlatforms {
 				_, arch, _ := strings.Cut(plat, "/")
