@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
@@ -25,9 +26,15 @@ import (
 // re-created (same UIDs), no CURVE key or broker configuration changed.
 // It runs on a control plane of its own so a fault cannot leak into other
 // tests.
-func TestFaults(t *testing.T) {
+func TestFaults(t *testing.T) { testFaults(t, driver.ShapeClaims) }
+
+// TestFaultsV2 is TestFaults in the Crossplane v2 shape, where the
+// MiniCluster is the composite Crossplane reconciles.
+func TestFaultsV2(t *testing.T) { testFaults(t, driver.ShapeV2) }
+
+func testFaults(t *testing.T, shape driver.Shape) {
 	requireE2E(t)
-	cp := startOwnControlPlane(t, harness.Options{Name: "faults"})
+	cp := startOwnControlPlane(t, harness.Options{Name: "faults-" + string(shape), Shape: shape})
 	const ns = "tenant-faults"
 	names := []string{"fault-a", "fault-b", "fault-c"}
 	createNamespace(t, cp, ns)
