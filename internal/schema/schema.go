@@ -4,11 +4,14 @@
 // (x-kubernetes-validations), exactly as kube-apiserver does for the claim
 // and composite resource CRDs Crossplane generates from the XRD.
 //
-// The CRDs are derived from the embedded compositions/definition.yaml with
-// Crossplane's own generator (crossplane-runtime's xcrd, the code Crossplane
-// core runs), so the fields Crossplane adds (spec.compositionRef,
-// spec.claimRef, spec.resourceRefs, status.conditions, ...) are known and
-// validated as on a cluster.
+// The CRDs are derived from the embedded XRDs with Crossplane's own
+// generator (crossplane-runtime's xcrd, the code Crossplane core runs), so
+// the fields Crossplane adds are known and validated as on a cluster. The
+// package-level functions are those of the claim shape
+// (compositions/definition.yaml: spec.compositionRef, spec.claimRef,
+// spec.resourceRefs, status.conditions, ...); V2 is the Crossplane v2
+// shape's (compositions/v2/definition.yaml: one kind, the namespaced
+// composite MiniCluster, with Crossplane's fields under spec.crossplane).
 //
 // Objects are JSON-shaped maps as the API server decodes them: integers are
 // int64, other numbers float64 (see Int64s for objects that went through
@@ -74,23 +77,49 @@ type crds struct {
 	byKind     map[string]*crd
 }
 
-var load = sync.OnceValues(func() (*crds, error) { return build(compositions.Definition) })
+// Schema is the schema of one MiniCluster XRD's kinds. Its validators are
+// built once, on first use.
+type Schema struct {
+	load func() (*crds, error)
+}
+
+func newSchema(definition []byte) *Schema {
+	return &Schema{load: sync.OnceValues(func() (*crds, error) { return build(definition) })}
+}
+
+var (
+	// Claims is the schema of the claim shape's XRD
+	// (compositions/definition.yaml): the namespaced claim MiniCluster and
+	// the cluster-scoped composite XMiniCluster. The package-level
+	// functions are its methods.
+	Claims = newSchema(compositions.Definition)
+	// V2 is the schema of the Crossplane v2 shape's XRD
+	// (compositions/v2/definition.yaml): the namespaced composite
+	// MiniCluster, whose spec.crossplane holds Crossplane's fields
+	// (compositionRef, resourceRefs, ...) where a claim has them at the top
+	// of spec. Its one kind has the claim's name, which is why it is a
+	// Schema of its own.
+	V2 = newSchema(compositions.DefinitionV2)
+)
 
 // Load builds the validators (once) and returns an error if the embedded XRD
-// cannot be turned into CRDs. Every other function panics in that case,
+// cannot be turned into CRDs. Every other method panics in that case,
 // which a test of this package rules out.
-func Load() error {
-	_, err := load()
+func (s *Schema) Load() error {
+	_, err := s.load()
 	return err
 }
 
-func mustLoad() *crds {
-	c, err := load()
+func (s *Schema) mustLoad() *crds {
+	c, err := s.load()
 	if err != nil {
 		panic(fmt.Sprintf("the embedded MiniCluster XRD cannot be evaluated: %v", err))
 	}
 	return c
 }
+
+// Load is Claims.Load.
+func Load() error { return Claims.Load() }
 
 // build derives the claim and composite CRDs from an XRD, as Crossplane
 // does, and the validators the API server would build for them.
@@ -193,29 +222,36 @@ func serve(c *extv1.CustomResourceDefinition, version string) (*crd, error) {
 
 // APIVersion is the group/version the XRD's kinds are served at
 // (flux-framework.org/v1alpha2).
-func APIVersion() string { return mustLoad().apiVersion }
+func (s *Schema) APIVersion() string { return s.mustLoad().apiVersion }
 
-// Kinds are the kinds whose schema this package knows: the claim's
-// (MiniCluster) and the composite resource's (XMiniCluster).
-func Kinds() []string { return append([]string(nil), mustLoad().kinds...) }
+// Kinds are the kinds whose schema s knows: for Claims the claim's
+// (MiniCluster) and the composite resource's (XMiniCluster), for V2 the
+// composite's (MiniCluster).
+func (s *Schema) Kinds() []string { return append([]string(nil), s.mustLoad().kinds...) }
+
+// APIVersion is Claims.APIVersion.
+func APIVersion() string { return Claims.APIVersion() }
+
+// Kinds is Claims.Kinds.
+func Kinds() []string { return Claims.Kinds() }
 
 // forKind returns the CRD serving obj's kind, or nil.
-func forKind(obj map[string]any) *crd {
+func (s *Schema) forKind(obj map[string]any) *crd {
 	k, _ := obj["kind"].(string)
-	return mustLoad().byKind[k]
+	return s.mustLoad().byKind[k]
 }
 
-// kindError is the error for an object of a kind this package does not know.
-func kindError(obj map[string]any) field.ErrorList {
-	return field.ErrorList{field.NotSupported(field.NewPath("kind"), obj["kind"], Kinds())}
+// kindError is the error for an object of a kind s does not know.
+func (s *Schema) kindError(obj map[string]any) field.ErrorList {
+	return field.ErrorList{field.NotSupported(field.NewPath("kind"), obj["kind"], s.Kinds())}
 }
 
 // Default applies the schema's defaults to obj (a MiniCluster claim or an
 // XMiniCluster) in place, as the API server does after decoding: nulls the
 // schema does not allow are dropped first, then defaults are set. Objects of
 // other kinds are left alone. It does not drop unknown fields (see Prune).
-func Default(obj map[string]any) {
-	c := forKind(obj)
+func (s *Schema) Default(obj map[string]any) {
+	c := s.forKind(obj)
 	if c == nil {
 		return
 	}
@@ -228,8 +264,8 @@ func Default(obj map[string]any) {
 // `unknown field "<path>"` with kubectl's default --validate=strict
 // (metadata fields included). obj is not changed. Objects of other kinds
 // have no unknown fields.
-func Unknown(obj map[string]any) []string {
-	c := forKind(obj)
+func (s *Schema) Unknown(obj map[string]any) []string {
+	c := s.forKind(obj)
 	if c == nil {
 		return nil
 	}
@@ -238,8 +274,8 @@ func Unknown(obj map[string]any) []string {
 
 // Prune drops the fields Unknown reports from obj, in place, and returns
 // their paths.
-func Prune(obj map[string]any) []string {
-	c := forKind(obj)
+func (s *Schema) Prune(obj map[string]any) []string {
+	c := s.forKind(obj)
 	if c == nil {
 		return nil
 	}
@@ -297,10 +333,10 @@ func remove(obj map[string]any, path string) {
 // validated: the API server drops it. Call Default first, as the API server
 // defaults before it validates. metadata (beyond the schema's maxLength of
 // metadata.name), apiVersion and kind are not validated here.
-func Validate(ctx context.Context, obj map[string]any) field.ErrorList {
-	c := forKind(obj)
+func (s *Schema) Validate(ctx context.Context, obj map[string]any) field.ErrorList {
+	c := s.forKind(obj)
 	if c == nil {
-		return kindError(obj)
+		return s.kindError(obj)
 	}
 	obj = withStatus(obj, nil, c)
 	var errs field.ErrorList
@@ -323,10 +359,10 @@ func Validate(ctx context.Context, obj map[string]any) field.ErrorList {
 //
 // As on the server, a failed rule on a string field quotes the new value:
 // the immutability rule of spec.flux.curveCert repeats the certificate.
-func ValidateUpdate(ctx context.Context, obj, old map[string]any) field.ErrorList {
-	c := forKind(obj)
+func (s *Schema) ValidateUpdate(ctx context.Context, obj, old map[string]any) field.ErrorList {
+	c := s.forKind(obj)
 	if c == nil {
-		return kindError(obj)
+		return s.kindError(obj)
 	}
 	if old["kind"] != obj["kind"] {
 		return field.ErrorList{field.Invalid(field.NewPath("kind"), obj["kind"], fmt.Sprintf("field is immutable: the object is a %v", old["kind"]))}
@@ -345,6 +381,25 @@ func ValidateUpdate(ctx context.Context, obj, old map[string]any) field.ErrorLis
 	}
 	celErrs, _ := c.cel.Validate(ctx, nil, c.structural, obj, old, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
 	return append(errs, sorted(celErrs)...)
+}
+
+// Default is Claims.Default.
+func Default(obj map[string]any) { Claims.Default(obj) }
+
+// Unknown is Claims.Unknown.
+func Unknown(obj map[string]any) []string { return Claims.Unknown(obj) }
+
+// Prune is Claims.Prune.
+func Prune(obj map[string]any) []string { return Claims.Prune(obj) }
+
+// Validate is Claims.Validate.
+func Validate(ctx context.Context, obj map[string]any) field.ErrorList {
+	return Claims.Validate(ctx, obj)
+}
+
+// ValidateUpdate is Claims.ValidateUpdate.
+func ValidateUpdate(ctx context.Context, obj, old map[string]any) field.ErrorList {
+	return Claims.ValidateUpdate(ctx, obj, old)
 }
 
 // sorted orders errs by field path, then message. The validators walk maps,

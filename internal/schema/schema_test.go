@@ -55,6 +55,78 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+func TestLoadV2(t *testing.T) {
+	if err := V2.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"MiniCluster"}, V2.Kinds()); diff != "" {
+		t.Errorf("V2.Kinds: -want, +got:\n%s", diff)
+	}
+	if got := V2.APIVersion(); got != APIVersion() {
+		t.Errorf("V2.APIVersion() = %q, want the claim shape's %q", got, APIVersion())
+	}
+}
+
+// TestShapes checks a MiniCluster against each shape's schema: Crossplane
+// v2 keeps its fields under spec.crossplane of the namespaced composite,
+// the claim at the top of spec.
+func TestShapes(t *testing.T) {
+	type want struct {
+		unknown []string
+		errs    []string
+	}
+	cases := map[string]struct {
+		reason string
+		spec   string
+		claims want
+		v2     want
+	}{
+		"CrossplaneBlock": {
+			reason: "A user-written spec.crossplane (a pinned Composition, manual updates) is part of the v2 composite's schema; a claim has no such field.",
+			spec:   "  size: 2\n  containers: [{image: rockylinux:9}]\n  crossplane:\n    compositionRef: {name: miniclusters.flux-framework.org}\n    compositionUpdatePolicy: Manual\n",
+			claims: want{unknown: []string{"spec.crossplane"}},
+		},
+		"CrossplaneUnknownField": {
+			reason: "spec.crossplane has a schema of its own: a field Crossplane does not define is unknown.",
+			spec:   "  size: 2\n  containers: [{image: rockylinux:9}]\n  crossplane:\n    compositionRef: {name: miniclusters.flux-framework.org}\n    bogus: 1\n",
+			claims: want{unknown: []string{"spec.crossplane"}},
+			v2:     want{unknown: []string{"spec.crossplane.bogus"}},
+		},
+		"CrossplaneBadPolicy": {
+			reason: "spec.crossplane is validated, enums included.",
+			spec:   "  size: 2\n  containers: [{image: rockylinux:9}]\n  crossplane:\n    compositionUpdatePolicy: Sometimes\n",
+			claims: want{unknown: []string{"spec.crossplane"}},
+			v2: want{errs: []string{
+				`spec.crossplane.compositionUpdatePolicy: Unsupported value: "Sometimes": supported values: "Automatic", "Manual"`,
+				blockedErr,
+			}},
+		},
+		"ClaimFieldsAtTopOfSpec": {
+			reason: "The claim's spec.compositionRef is not a field of the v2 composite, whose is spec.crossplane.compositionRef.",
+			spec:   "  size: 2\n  containers: [{image: rockylinux:9}]\n  compositionRef: {name: miniclusters.flux-framework.org}\n",
+			v2:     want{unknown: []string{"spec.compositionRef"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for shape, s := range map[string]struct {
+				schema *Schema
+				want   want
+			}{"Claims": {Claims, tc.claims}, "V2": {V2, tc.v2}} {
+				obj := decode(t, withSpec(tc.spec))
+				got := want{unknown: s.schema.Unknown(obj)}
+				if len(got.unknown) == 0 {
+					s.schema.Default(obj)
+					got.errs = messages(s.schema.Validate(context.Background(), obj))
+				}
+				if diff := cmp.Diff(s.want, got, cmp.AllowUnexported(want{})); diff != "" {
+					t.Errorf("%s\n%s: -want, +got:\n%s", tc.reason, shape, diff)
+				}
+			}
+		})
+	}
+}
+
 func TestValidate(t *testing.T) {
 	cases := map[string]struct {
 		reason string
