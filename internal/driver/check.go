@@ -60,18 +60,20 @@ func mcschemaVersion() string {
 }
 
 // Check does to obj, a MiniCluster claim or XMiniCluster as FindMiniCluster
-// returns it, what the API server does on create: it refuses unknown fields
-// (kubectl --validate=strict), applies the schema's defaults in place, and
-// validates metadata, the schema and its CEL rules. It returns nil or an
+// returns it, what the API server of a cluster of the given shape ("" is
+// ShapeClaims) does on create: it refuses unknown fields (kubectl
+// --validate=strict), applies the schema's defaults in place, and validates
+// metadata, the schema and its CEL rules. It returns nil or an
 // *InvalidError. No message quotes spec.flux.curveCert.
-func Check(ctx context.Context, obj *unstructured.Unstructured) error {
-	if inv := strictDecode(obj); inv != nil {
+func Check(ctx context.Context, obj *unstructured.Unstructured, shape Shape) error {
+	s := schemaOf(obj, shape)
+	if inv := strictDecode(obj, s); inv != nil {
 		return inv
 	}
 	inv := &InvalidError{Kind: obj.GetKind(), Name: obj.GetName()}
-	mcschema.Default(obj.Object)
+	s.Default(obj.Object)
 	inv.Errs = append(inv.Errs, validateMeta(obj)...)
-	inv.Errs = append(inv.Errs, mcschema.Validate(ctx, obj.Object)...)
+	inv.Errs = append(inv.Errs, s.Validate(ctx, obj.Object)...)
 	if len(inv.Errs) == 0 {
 		return nil
 	}
@@ -83,13 +85,26 @@ func Check(ctx context.Context, obj *unstructured.Unstructured) error {
 }
 
 // strictDecode is the API server's strict decoding, its first step: an
-// *InvalidError naming the unknown fields of obj, or nil when it has none.
-func strictDecode(obj *unstructured.Unstructured) *InvalidError {
-	unknown := redactPaths(mcschema.Unknown(obj.Object))
+// *InvalidError naming the fields of obj schema s does not know, or nil
+// when it has none.
+func strictDecode(obj *unstructured.Unstructured, s *mcschema.Schema) *InvalidError {
+	unknown := redactPaths(s.Unknown(obj.Object))
 	if len(unknown) == 0 {
 		return nil
 	}
 	return &InvalidError{Kind: obj.GetKind(), Name: obj.GetName(), Unknown: unknown}
+}
+
+// schemaOf is the schema the API server serves obj's kind with in a cluster
+// of the shape: in the v2 shape a MiniCluster is the namespaced composite,
+// whose CRD keeps Crossplane's fields under spec.crossplane. An
+// XMiniCluster is checked as the claim shape's whatever the shape
+// (CompositeV2 then refuses it, saying why).
+func schemaOf(obj *unstructured.Unstructured, shape Shape) *mcschema.Schema {
+	if shape == ShapeV2 && obj.GetKind() == v1alpha2.ClaimKind {
+		return mcschema.V2
+	}
+	return mcschema.Claims
 }
 
 // validateMeta is the API server's metadata validation on create

@@ -194,7 +194,7 @@ func TestCheckDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(context.Background(), objs[0]); err != nil {
+	if err := Check(context.Background(), objs[0], ShapeClaims); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{
@@ -351,5 +351,77 @@ func TestParseObjectsNumbers(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseObjects: -want, +got:\n%s", diff)
+	}
+}
+
+// TestCheckShapes covers `minicluster render --shape`: each shape's
+// MiniCluster is checked against the CRD the API server serves it with. In
+// the v2 shape the MiniCluster is the namespaced composite, whose
+// spec.crossplane (Crossplane's fields: a pinned Composition, its update
+// policy) a user may write; a claim has no such field.
+func TestCheckShapes(t *testing.T) {
+	crossplane := func(block string) string {
+		return withSpec("  size: 2\n  containers: [{image: rockylinux:9}]\n" + block)
+	}
+	cases := map[string]struct {
+		reason string
+		claim  string
+		shape  Shape
+		want   string // the InvalidError's message; "" when it composes
+	}{
+		"V2CrossplaneBlock": {
+			reason: "The v2 composite's schema has spec.crossplane: the MiniCluster composes.",
+			claim:  crossplane("  crossplane:\n    compositionRef: {name: miniclusters.flux-framework.org}\n    compositionUpdatePolicy: Manual\n"),
+			shape:  ShapeV2,
+		},
+		"ClaimsCrossplaneBlock": {
+			reason: "A claim has no spec.crossplane: the API server refuses it as an unknown field.",
+			claim:  crossplane("  crossplane:\n    compositionRef: {name: miniclusters.flux-framework.org}\n"),
+			shape:  ShapeClaims,
+			want:   `MiniCluster in version "v1alpha2" cannot be handled as a MiniCluster: strict decoding error: unknown field "spec.crossplane"`,
+		},
+		"V2CrossplaneUnknownField": {
+			reason: "spec.crossplane is decoded strictly too.",
+			claim:  crossplane("  crossplane:\n    compositionRef: {name: miniclusters.flux-framework.org}\n    compositonUpdatePolicy: Manual\n"),
+			shape:  ShapeV2,
+			want:   `MiniCluster in version "v1alpha2" cannot be handled as a MiniCluster: strict decoding error: unknown field "spec.crossplane.compositonUpdatePolicy"`,
+		},
+		"V2CrossplaneInvalid": {
+			reason: "spec.crossplane is validated against Crossplane's schema.",
+			claim:  crossplane("  crossplane:\n    compositionUpdatePolicy: Sometimes\n"),
+			shape:  ShapeV2,
+			want: `The MiniCluster "flux-sample" is invalid: ` + "\n" +
+				`* spec.crossplane.compositionUpdatePolicy: Unsupported value: "Sometimes": supported values: "Automatic", "Manual"` + "\n" +
+				`* <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation`,
+		},
+		"V2ClaimFieldAtTopOfSpec": {
+			reason: "The claim's spec.compositionRef is spec.crossplane.compositionRef on the v2 composite.",
+			claim:  crossplane("  compositionRef: {name: miniclusters.flux-framework.org}\n"),
+			shape:  ShapeV2,
+			want:   `MiniCluster in version "v1alpha2" cannot be handled as a MiniCluster: strict decoding error: unknown field "spec.compositionRef"`,
+		},
+		"ClaimsClaimFieldAtTopOfSpec": {
+			reason: "A claim has spec.compositionRef.",
+			claim:  crossplane("  compositionRef: {name: miniclusters.flux-framework.org}\n"),
+			shape:  ShapeClaims,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, err := Run(context.Background(), function.New(), Options{Claim: []byte(tc.claim), Shape: tc.shape})
+			if err != nil {
+				t.Fatalf("%s\nRun: %v", tc.reason, err)
+			}
+			got := ""
+			if out.Invalid != nil {
+				got = out.Invalid.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nInvalid: -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.want == "" && (out.Fatal || len(out.Objects) == 0) {
+				t.Errorf("%s\nthe MiniCluster did not compose: %v", tc.reason, out.Results)
+			}
+		})
 	}
 }

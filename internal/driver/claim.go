@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	mcschema "github.com/flux-framework/minicluster-crossplane/internal/schema"
 )
 
 // ConvertDocs is where a Flux Operator v1alpha1 user reads about v1alpha2.
@@ -67,7 +68,8 @@ func FindMiniCluster(objs []*unstructured.Unstructured) (*unstructured.Unstructu
 		if obj.GetName() == "" {
 			// The API server decodes strictly before it looks at the name:
 			// an unknown field is reported first, as kubectl would show it.
-			if inv := strictDecode(obj); inv != nil {
+			// FindMiniCluster knows no shape: the claim shape's schema.
+			if inv := strictDecode(obj, mcschema.Claims); inv != nil {
 				return nil, inv
 			}
 			return nil, fmt.Errorf("a %s needs metadata.name: it names the composite resource and every object composed for it (the Job, its pods, Services, ConfigMaps and the Secret)", kind)
@@ -185,7 +187,7 @@ func CheckedComposite(ctx context.Context, b []byte) (*unstructured.Unstructured
 	if err != nil {
 		return nil, err
 	}
-	if err := Check(ctx, mc.DeepCopy()); err != nil {
+	if err := Check(ctx, mc.DeepCopy(), ShapeClaims); err != nil {
 		return nil, err
 	}
 	return Composite(mc)

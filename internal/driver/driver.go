@@ -48,7 +48,7 @@ type Options struct {
 func Run(ctx context.Context, fn Runner, o Options) (*Output, error) {
 	mc, err := ReadMiniCluster(o.Claim)
 	if err == nil {
-		err = Check(ctx, mc)
+		err = Check(ctx, mc, o.Shape)
 	}
 	if err != nil {
 		// A nameless claim with unknown fields is refused as invalid by
