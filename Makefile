@@ -67,7 +67,7 @@ e2e: ## End-to-end tests on a real control plane: etcd, kube-apiserver, controll
 	MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
 		MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
 		MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)" \
-		go test $(GO_TEST_FLAGS) -count=1 -timeout=30m -v ./test/e2e/...
+		go test $(GO_TEST_FLAGS) -count=1 -timeout=45m -v ./test/e2e/...
 
 E2E_ENV = MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
 	MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
