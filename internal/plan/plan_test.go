@@ -570,6 +570,16 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withSpec(func(s *v1alpha2.MiniClusterSpec) { s.JobLabels = map[string]string{"bad key": "x"} })),
 			want:   invalid{fields: []string{"spec.jobLabels[bad key]"}, msg: "name part must consist of alphanumeric characters"},
 		},
+		"JobLabelOwnedByJobController": {
+			reason: "job-name on the Job would make selectors meant for its pods pick the Job.",
+			args:   mc(withSpec(func(s *v1alpha2.MiniClusterSpec) { s.JobLabels = map[string]string{"job-name": "x"} })),
+			want:   invalid{fields: []string{"spec.jobLabels[job-name]"}, msg: "the Job controller sets on the broker pods"},
+		},
+		"JobLabelCrossplanes": {
+			reason: "Crossplane overwrites its own labels on what it composes.",
+			args:   mc(withSpec(func(s *v1alpha2.MiniClusterSpec) { s.JobLabels = map[string]string{"crossplane.io/composite": "x"} })),
+			want:   invalid{fields: []string{"spec.jobLabels[crossplane.io/composite]"}, msg: "set by Crossplane"},
+		},
 		"PodLabelOwnedByJobController": {
 			reason: "job-name is the Job controller's, and the Services select on it.",
 			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.Labels = map[string]string{"job-name": "other"} })),

@@ -33,6 +33,17 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	var errs field.ErrorList
 
 	errs = append(errs, checkLabels(s.JobLabels, field.NewPath("spec", "jobLabels"))...)
+	for _, k := range sortedKeys(s.JobLabels) {
+		kp := field.NewPath("spec", "jobLabels").Key(k)
+		switch {
+		case k == LabelJobName || k == "controller-uid" || strings.HasPrefix(k, "batch.kubernetes.io/"):
+			// On the Job they would make selectors meant for the pods
+			// (kubectl get pods -l job-name=...) pick the wrong object.
+			errs = append(errs, field.Forbidden(kp, "is a label the Job controller sets on the broker pods: use another label key"))
+		case strings.HasPrefix(k, "crossplane.io/"):
+			errs = append(errs, field.Forbidden(kp, "crossplane.io/ labels are set by Crossplane on every object it composes, over any value given here: use another label key"))
+		}
+	}
 	errs = append(errs, checkLabels(pod.Labels, p.Child("labels"))...)
 	for _, k := range sortedKeys(pod.Labels) {
 		if who, ok := ownedPodLabels[k]; ok {
