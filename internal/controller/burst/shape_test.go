@@ -70,7 +70,8 @@ func reconciledByCrossplane(t *testing.T, shape string, u *unstructured.Unstruct
 }
 
 // TestExternalTargetShapes runs a Burst against a root and a target of each
-// shape. Both serve flux-framework.org/v1alpha2 MiniCluster, namespaced;
+// shape, in every combination (a claims site bursting into a v2 cluster, and
+// the other way round, as well as the same shape on both sides). Both serve flux-framework.org/v1alpha2 MiniCluster, namespaced;
 // what differs is where Crossplane writes its own spec fields (at the top of
 // a claim's spec, under a v2 composite's spec.crossplane) and the labels it
 // adds to a v2 composite. The controller reads only the MiniCluster's own
@@ -78,88 +79,107 @@ func reconciledByCrossplane(t *testing.T, shape string, u *unstructured.Unstruct
 // Ready condition) and patches only size and leadBroker, so it works the
 // same with both and never touches Crossplane's fields.
 func TestExternalTargetShapes(t *testing.T) {
-	for shape := range crossplaneFields {
-		t.Run(shape, func(t *testing.T) {
-			ctx := context.Background()
-			root := rootClaim(t)
-			reconciledByCrossplane(t, shape, root)
-			if err := unstructured.SetNestedField(root.Object, int64(2), "status", "size"); err != nil {
-				t.Fatal(err)
-			}
-			local := localClient(t, root, leadService(30093), rootSecret(),
-				node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)))
-			target := localClient(t)
-			e := &external{local: local, target: target}
-			b := newBurst()
+	for rootShape := range crossplaneFields {
+		for shape := range crossplaneFields {
+			t.Run("root "+rootShape+", target "+shape, func(t *testing.T) {
+				testExternalTargetShape(t, rootShape, shape)
+			})
+		}
+	}
+}
 
-			if _, err := e.Create(ctx, b); err != nil {
-				t.Fatalf("Create: %v", err)
-			}
-			burst := getClaim(t, target)
-			if burst.GroupVersionKind() != v1alpha2.ClaimGVK() || burst.GetNamespace() != "cloud" {
-				t.Fatalf("created %s %s/%s, want a MiniCluster in cloud", burst.GroupVersionKind(), burst.GetNamespace(), burst.GetName())
-			}
-			reconciledByCrossplane(t, shape, burst)
-			if err := target.Update(ctx, burst); err != nil {
-				t.Fatal(err)
-			}
-			wantFields, _ := crossplaneFields[shape](burst.GetName())
+// testExternalTargetShape is one case of TestExternalTargetShapes: a root of
+// rootShape, a target of shape.
+func testExternalTargetShape(t *testing.T, rootShape, shape string) {
+	t.Helper()
+	ctx := context.Background()
+	root := rootClaim(t)
+	reconciledByCrossplane(t, rootShape, root)
+	if err := unstructured.SetNestedField(root.Object, int64(2), "status", "size"); err != nil {
+		t.Fatal(err)
+	}
+	local := localClient(t, root, leadService(30093), rootSecret(),
+		node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)))
+	target := localClient(t)
+	e := &external{local: local, target: target}
+	b := newBurst()
 
-			obs, err := e.Observe(ctx, b)
-			if err != nil || !obs.ResourceExists || !obs.ResourceUpToDate {
-				t.Fatalf("once Crossplane reconciled the burst MiniCluster: %+v, %v; want existing and up to date", obs, err)
+	if _, err := e.Create(ctx, b); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	burst := getClaim(t, target)
+	if burst.GroupVersionKind() != v1alpha2.ClaimGVK() || burst.GetNamespace() != "cloud" {
+		t.Fatalf("created %s %s/%s, want a MiniCluster in cloud", burst.GroupVersionKind(), burst.GetNamespace(), burst.GetName())
+	}
+	// Nothing of the root's shape leaks into the burst: Crossplane's
+	// fields of either shape are for the target's Crossplane to write.
+	for s, fields := range crossplaneFields {
+		spec, _ := fields(burst.GetName())
+		for k := range spec {
+			if v, ok := burst.Object["spec"].(map[string]any)[k]; ok {
+				t.Errorf("the created burst MiniCluster has the %s shape's spec.%s = %v", s, k, v)
 			}
-			if !b.Status.AtProvider.ClaimReady || b.GetCondition(xpv2.TypeReady).Reason != xpv2.ReasonAvailable {
-				t.Errorf("Ready burst MiniCluster: claimReady %t, Ready %v; want true and Available", b.Status.AtProvider.ClaimReady, b.GetCondition(xpv2.TypeReady))
-			}
+		}
+	}
+	reconciledByCrossplane(t, shape, burst)
+	if err := target.Update(ctx, burst); err != nil {
+		t.Fatal(err)
+	}
+	wantFields, _ := crossplaneFields[shape](burst.GetName())
 
-			// The lead broker moves: Update patches the lead broker and
-			// leaves Crossplane's fields as they were.
-			if err := local.Create(ctx, node("node-b", "10.0.0.2", "35.2.2.2")); err != nil {
-				t.Fatal(err)
-			}
-			if err := local.Create(ctx, leadPod("flux-sample-0-fghij", "node-b", time.Unix(500, 0))); err != nil {
-				t.Fatal(err)
-			}
-			if obs, err := e.Observe(ctx, b); err != nil || obs.ResourceUpToDate {
-				t.Fatalf("after the lead moved: %+v, %v; want out of date", obs, err)
-			}
-			if _, err := e.Update(ctx, b); err != nil {
-				t.Fatalf("Update: %v", err)
-			}
-			burst = getClaim(t, target)
-			if addr, _, _ := unstructured.NestedString(burst.Object, "spec", "flux", "bursting", "leadBroker", "address"); addr != "35.2.2.2" {
-				t.Errorf("after Update the burst points at %q, want 35.2.2.2", addr)
-			}
-			for k, want := range wantFields {
-				if diff := cmp.Diff(want, burst.Object["spec"].(map[string]any)[k]); diff != "" {
-					t.Errorf("Update changed Crossplane's spec.%s (-want, +got):\n%s", k, diff)
-				}
-			}
-			if obs, err := e.Observe(ctx, b); err != nil || !obs.ResourceUpToDate {
-				t.Errorf("after Update: %+v, %v; want up to date", obs, err)
-			}
+	obs, err := e.Observe(ctx, b)
+	if err != nil || !obs.ResourceExists || !obs.ResourceUpToDate {
+		t.Fatalf("once Crossplane reconciled the burst MiniCluster: %+v, %v; want existing and up to date", obs, err)
+	}
+	if !b.Status.AtProvider.ClaimReady || b.GetCondition(xpv2.TypeReady).Reason != xpv2.ReasonAvailable {
+		t.Errorf("Ready burst MiniCluster: claimReady %t, Ready %v; want true and Available", b.Status.AtProvider.ClaimReady, b.GetCondition(xpv2.TypeReady))
+	}
 
-			// Deleting asks the API server to delete the burst MiniCluster;
-			// Crossplane's finalizer keeps it until its objects are gone.
-			b.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
-			if _, err := e.Delete(ctx, b); err != nil {
-				t.Fatalf("Delete: %v", err)
-			}
-			left := getClaim(t, target)
-			if left.GetDeletionTimestamp() == nil {
-				t.Errorf("Delete did not delete the burst MiniCluster")
-			}
-			left.SetFinalizers(nil)
-			if err := target.Update(ctx, left); err != nil {
-				t.Fatal(err)
-			}
-			if obs, err := e.Observe(ctx, b); err != nil || obs.ResourceExists {
-				t.Errorf("once Crossplane let it go: %+v, %v; want gone", obs, err)
-			}
-			if err := target.Get(ctx, client.ObjectKeyFromObject(left), left.DeepCopy()); err == nil {
-				t.Errorf("the burst MiniCluster is still there")
-			}
-		})
+	// The lead broker moves: Update patches the lead broker and
+	// leaves Crossplane's fields as they were.
+	if err := local.Create(ctx, node("node-b", "10.0.0.2", "35.2.2.2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := local.Create(ctx, leadPod("flux-sample-0-fghij", "node-b", time.Unix(500, 0))); err != nil {
+		t.Fatal(err)
+	}
+	if obs, err := e.Observe(ctx, b); err != nil || obs.ResourceUpToDate {
+		t.Fatalf("after the lead moved: %+v, %v; want out of date", obs, err)
+	}
+	if _, err := e.Update(ctx, b); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	burst = getClaim(t, target)
+	if addr, _, _ := unstructured.NestedString(burst.Object, "spec", "flux", "bursting", "leadBroker", "address"); addr != "35.2.2.2" {
+		t.Errorf("after Update the burst points at %q, want 35.2.2.2", addr)
+	}
+	for k, want := range wantFields {
+		if diff := cmp.Diff(want, burst.Object["spec"].(map[string]any)[k]); diff != "" {
+			t.Errorf("Update changed Crossplane's spec.%s (-want, +got):\n%s", k, diff)
+		}
+	}
+	if obs, err := e.Observe(ctx, b); err != nil || !obs.ResourceUpToDate {
+		t.Errorf("after Update: %+v, %v; want up to date", obs, err)
+	}
+
+	// Deleting asks the API server to delete the burst MiniCluster;
+	// Crossplane's finalizer keeps it until its objects are gone.
+	b.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+	if _, err := e.Delete(ctx, b); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	left := getClaim(t, target)
+	if left.GetDeletionTimestamp() == nil {
+		t.Errorf("Delete did not delete the burst MiniCluster")
+	}
+	left.SetFinalizers(nil)
+	if err := target.Update(ctx, left); err != nil {
+		t.Fatal(err)
+	}
+	if obs, err := e.Observe(ctx, b); err != nil || obs.ResourceExists {
+		t.Errorf("once Crossplane let it go: %+v, %v; want gone", obs, err)
+	}
+	if err := target.Get(ctx, client.ObjectKeyFromObject(left), left.DeepCopy()); err == nil {
+		t.Errorf("the burst MiniCluster is still there")
 	}
 }
