@@ -42,6 +42,17 @@ type Plan struct {
 	Commands Commands
 }
 
+// ScriptVariables are the shell variables of the runner and sidecar
+// scripts. spec.flux.environment is exported in those scripts, after some of
+// these are set and before others are read, so a variable of the same name
+// would change what the script does (configroot=/x moves Flux's
+// configuration away): internal/plan refuses them. A test keeps the list in
+// step with every variable the generated scripts assign.
+var ScriptVariables = []string{
+	"brokerOptions", "cfg", "command", "configroot", "d", "fluxsocket", "hosts", "mainHost", "mp",
+	"prefix", "pythonpath", "rc", "timed", "timedJob", "viewroot", "viewsrc", "wrap",
+}
+
 // viewSetup is shared by the runner and sidecars: PATH, PYTHONPATH and the
 // helper scripts users source to talk to the broker.
 func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout) {

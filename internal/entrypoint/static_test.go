@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -142,6 +143,29 @@ func generate(t *testing.T) (map[string][]genScript, map[string]string) {
 		}
 	}
 	return out, reasons
+}
+
+// TestScriptVariablesListed: internal/plan refuses flux.environment names
+// from ScriptVariables, so every variable a script assigns must be there.
+func TestScriptVariablesListed(t *testing.T) {
+	t.Parallel()
+	// Assignments (x=, x+=) and loop variables, lowercase: the scripts'
+	// own; uppercase names are the environment they export on purpose.
+	re := regexp.MustCompile(`(?m)(?:^|[\s;(])(?:for ([a-z_][A-Za-z0-9_]*) in |([a-z_][A-Za-z0-9_]*)\+?=)`)
+	listed := map[string]bool{}
+	for _, v := range ScriptVariables {
+		listed[v] = true
+	}
+	scripts, reasons := generate(t)
+	for _, name := range sortedNames(scripts) {
+		for _, s := range scripts[name] {
+			for _, m := range re.FindAllStringSubmatch(s.text, -1) {
+				if v := m[1] + m[2]; !listed[v] {
+					t.Errorf("%s (%s)\nthe script assigns %q, which is not in ScriptVariables", reasons[name], s.kind, v)
+				}
+			}
+		}
+	}
 }
 
 func TestScriptsAreValidBash(t *testing.T) {

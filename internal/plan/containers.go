@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -43,9 +44,7 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 	errs = append(errs, checkResources(s.Flux.Container.Resources, field.NewPath("spec", "flux", "container", "resources"))...)
 	errs = append(errs, checkSecurityContext(s.Flux.Container.SecurityContext, field.NewPath("spec", "flux", "container", "securityContext"))...)
 	errs = append(errs, checkImage(s.Flux.Container.Image, field.NewPath("spec", "flux", "container", "image"))...)
-	if wd := s.Flux.Container.WorkingDir; wd != "" && !strings.HasPrefix(wd, "/") {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "workingDir"), wd, "must be an absolute path: the container runtime refuses to start a container in a relative one"))
-	}
+	errs = append(errs, checkWorkingDir(s.Flux.Container.WorkingDir, field.NewPath("spec", "flux", "container", "workingDir"))...)
 	errs = append(errs, checkSecretName(s.Flux.Container.ImagePullSecret, field.NewPath("spec", "flux", "container", "imagePullSecret"))...)
 	return errs
 }
@@ -113,9 +112,7 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 				podPorts[port] = cp.String()
 			}
 		}
-		if c.WorkingDir != "" && !strings.HasPrefix(c.WorkingDir, "/") {
-			errs = append(errs, field.Invalid(cp.Child("workingDir"), c.WorkingDir, "must be an absolute path: the container runtime refuses to start a container in a relative one"))
-		}
+		errs = append(errs, checkWorkingDir(c.WorkingDir, cp.Child("workingDir"))...)
 		errs = append(errs, checkImage(c.Image, cp.Child("image"))...)
 		errs = append(errs, checkSecretName(c.ImagePullSecret, cp.Child("imagePullSecret"))...)
 		for _, k := range sortedKeys(c.Environment) {
@@ -151,14 +148,73 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 	return errs
 }
 
-// checkImage applies the kubelet's rule: an image reference without
-// surrounding whitespace (the schema gives it a default, so it is never empty).
+// checkImage applies the API server's rule (no surrounding whitespace) and
+// the kubelet's: it parses every image as a Docker reference and leaves a pod
+// whose image is not one waiting forever (InvalidImageName), so the brokers
+// would never start. The schema gives the image a default, so it is never
+// empty.
 func checkImage(image string, p *field.Path) field.ErrorList {
 	if image == "" {
 		return field.ErrorList{field.Required(p, "name the container image")}
 	}
 	if strings.TrimSpace(image) != image {
 		return field.ErrorList{field.Invalid(p, image, "must not have leading or trailing whitespace")}
+	}
+	if msg := imageReferenceError(image); msg != "" {
+		return field.ErrorList{field.Invalid(p, image, "is not an image reference the kubelet can pull ("+msg+"): write [registry/]repository[:tag][@digest] with a lowercase repository, such as ghcr.io/org/image:1.0")}
+	}
+	return nil
+}
+
+// The grammar of github.com/distribution/reference, which the kubelet parses
+// images with (ParseNormalizedNamed).
+var (
+	imageReferenceRE = func() *regexp.Regexp {
+		alnum := `[a-z0-9]+`
+		separator := `(?:[._]|__|[-]+)`
+		component := alnum + `(?:` + separator + alnum + `)*`
+		domainComponent := `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+		host := `(?:` + domainComponent + `(?:\.` + domainComponent + `)*|\[[a-fA-F0-9:]+\])`
+		domain := host + `(?::[0-9]+)?`
+		name := `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
+		tag := `[\w][\w.-]{0,127}`
+		digest := `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+		return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@(` + digest + `))?$`)
+	}()
+	// digestHexLengths are the digest algorithms the kubelet knows.
+	digestHexLengths = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
+)
+
+// nameTotalLengthMax is distribution/reference's bound on the name of an
+// image (without tag and digest).
+const nameTotalLengthMax = 255
+
+// imageReferenceError says why image is not a reference the kubelet parses,
+// or returns "".
+func imageReferenceError(image string) string {
+	m := imageReferenceRE.FindStringSubmatch(image)
+	switch {
+	case m == nil:
+		return "only lowercase letters, digits and separators in the repository, an optional tag after ':' and digest after '@'"
+	case len(m[1]) > nameTotalLengthMax:
+		return fmt.Sprintf("the name has more than %d characters", nameTotalLengthMax)
+	case m[2] != "":
+		alg, hex, _ := strings.Cut(m[2], ":")
+		if n, ok := digestHexLengths[alg]; !ok || len(hex) != n || strings.ToLower(hex) != hex {
+			return "the digest must be sha256:, sha384: or sha512: followed by its lowercase hexadecimal value"
+		}
+	}
+	return ""
+}
+
+// checkWorkingDir checks a container's working directory, which the
+// container runtime creates if it is missing. Empty means the image's.
+func checkWorkingDir(wd string, p *field.Path) field.ErrorList {
+	switch {
+	case wd != "" && !strings.HasPrefix(wd, "/"):
+		return field.ErrorList{field.Invalid(p, wd, "must be an absolute path: the container runtime refuses to start a container in a relative one")}
+	case longElement(wd):
+		return field.ErrorList{field.Invalid(p, wd, longElementDetail)}
 	}
 	return nil
 }

@@ -26,6 +26,15 @@ var (
 	shellNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
+// scriptVariables are the entrypoint scripts' own shell variables.
+var scriptVariables = func() map[string]bool {
+	m := map[string]bool{}
+	for _, v := range entrypoint.ScriptVariables {
+		m[v] = true
+	}
+	return m
+}()
+
 // bootstrapKeys are the keys Flux accepts in broker.toml's [bootstrap]
 // table, and hostKeys those of its hosts entries (flux-core 0.88).
 var (
@@ -44,8 +53,11 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "must be kary:<k>, binomial, mincrit[:<k>] or custom"))
 	}
 	for _, k := range sortedKeys(f.Environment) {
-		if !shellNameRE.MatchString(k) {
+		switch {
+		case !shellNameRE.MatchString(k):
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, "must be a shell variable name (letters, digits and '_', not starting with a digit): it is exported in flux-view.sh"))
+		case scriptVariables[k]:
+			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, "is a variable of the brokers' entrypoint script, which exports spec.flux.environment, so it would change what the script does (where it finds Flux's configuration, what it runs): choose another name"))
 		}
 	}
 	if f.CurveCert != "" && f.CurveCertSecret != "" {
@@ -60,6 +72,11 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		errs = append(errs, e...)
 		if n > 0 {
 			hosts = n
+		}
+		if n > int(plan.MaximumSize) && plan.BrokerQuorum == 0 {
+			// Hosts past this cluster's pods join later, if ever: by default
+			// Flux waits for every host before it runs the job.
+			plan.BrokerQuorum = plan.Size
 		}
 	}
 	if f.MinimalService {
@@ -157,8 +174,13 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Pat
 		}
 		return 0, field.ErrorList{field.Invalid(p, "<broker.toml>", "is not valid TOML ("+err.Error()+"): Flux would refuse to start")}
 	}
+	// Without a hosts list Flux starts each broker as an instance of its own.
+	alone := field.ErrorList{field.Required(p, fmt.Sprintf("[bootstrap] lists no hosts, so Flux would start each of the up to %d brokers as an instance of its own and they would never join: add [bootstrap] hosts = [ { host = \"%s\" } ] with curve_cert, default_bind and default_connect", maximumSize, hostlist.Range(mc.Name, 0, maximumSize)))}
 	raw, ok := doc["bootstrap"]
 	if !ok {
+		if maximumSize > 1 {
+			return 0, alone
+		}
 		return 0, nil
 	}
 	bs, ok := raw.(map[string]any)
@@ -174,8 +196,14 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Pat
 			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] %s is %s, and Flux refuses anything but %s", k, withArticle(tomlType(bs[k])), withArticle(want))))
 		}
 	}
+	if port, ok := bs["default_port"].(int64); ok && (port < 1 || port > 65535) {
+		errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] default_port is %d, which is not a TCP port: the brokers could not bind or connect; use 1-65535, such as 8050", port)))
+	}
 	hosts, ok := bs["hosts"]
 	if !ok {
+		if maximumSize > 1 {
+			errs = append(errs, alone...)
+		}
 		return 0, errs
 	}
 	list, ok := hosts.([]any)

@@ -745,8 +745,72 @@ func invalidCases() map[string]invalidCase {
 		},
 		"BrokerConfigUnknownBootstrapKey": {
 			reason: "Flux refuses unknown [bootstrap] keys.",
-			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.BrokerConfig = "[bootstrap]\ncurve = \"x\"\n" })),
-			want:   invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] has key \"curve\""},
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap("curve = \"x\"\nhosts = [ { host = \"flux-sample-[0-3]\" } ]")
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] has key \"curve\""},
+		},
+		"BrokerConfigWithoutBootstrap": {
+			reason: "Without [bootstrap] Flux starts each broker as a singleton: the four never join.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.BrokerConfig = "[access]\nallow-guest-user = true\n" })),
+			want:   invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] lists no hosts, so Flux would start each of the up to 4 brokers as an instance of its own"},
+		},
+		"BrokerConfigWithoutHosts": {
+			reason: "A [bootstrap] without hosts is a singleton too.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.BrokerConfig = bootstrap("") })),
+			want:   invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] lists no hosts"},
+		},
+		"BrokerConfigPortOutOfRange": {
+			reason: "default_port becomes the port of every bind and connect URI.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap("default_port = 70000\nhosts = [ { host = \"flux-sample-[0-3]\" } ]")
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "default_port is 70000, which is not a TCP port"},
+		},
+		"FluxEnvironmentScriptVariable": {
+			reason: "flux.environment is exported in the entrypoint script: configroot=/x would move Flux's configuration away.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Environment = map[string]string{"configroot": "/x", "OK": "1"} })),
+			want:   invalid{fields: []string{"spec.flux.environment[configroot]"}, msg: "is a variable of the brokers' entrypoint script"},
+		},
+		"ImageUppercase": {
+			reason: "The kubelet refuses an image whose repository is not lowercase (InvalidImageName).",
+			args:   mc(withRunner(func(c *v1alpha2.MiniClusterContainer) { c.Image = "Rockylinux:9" })),
+			want:   invalid{fields: []string{"spec.containers[0].image"}, msg: "is not an image reference the kubelet can pull"},
+		},
+		"ViewImageShortDigest": {
+			reason: "A sha256 digest has 64 hexadecimal digits.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.Container.Image = "ghcr.io/converged-computing/flux-view-ubuntu@sha256:" + strings.Repeat("a", 40)
+			})),
+			want: invalid{fields: []string{"spec.flux.container.image"}, msg: "the digest must be sha256:"},
+		},
+		"RunAsNonRootRunnerUID0": {
+			reason: "The kubelet refuses a container that would run as uid 0 in a runAsNonRoot pod.",
+			args: mc(withPod(func(p *v1alpha2.PodSpec) {
+				p.SecurityContext.RunAsNonRoot = ptr(true)
+				p.SecurityContext.RunAsUser = ptr(int64(1000))
+			}), withRunner(func(c *v1alpha2.MiniClusterContainer) { c.SecurityContext.RunAsUser = ptr(int64(0)) })),
+			want: invalid{fields: []string{"spec.containers[0].securityContext.runAsUser"}, msg: "the kubelet refuses to start a container as uid 0"},
+		},
+		"RunAsNonRootViewAsRoot": {
+			reason: "Without a uid the init container runs as the Flux view image's user, root.",
+			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.SecurityContext.RunAsNonRoot = ptr(true) })),
+			want:   invalid{fields: []string{"spec.pod.securityContext.runAsNonRoot"}, msg: "runs as root, and the kubelet refuses to start it with runAsNonRoot"},
+		},
+		"DNSPolicyDefault": {
+			reason: "The node's resolver cannot resolve the brokers' cluster DNS names.",
+			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.DNSPolicy = "Default" })),
+			want:   invalid{fields: []string{"spec.pod.dnsPolicy"}, msg: "cannot resolve the names the brokers connect to"},
+		},
+		"MountPathElementTooLong": {
+			reason: "Linux cannot create a mount point with an element longer than NAME_MAX.",
+			args:   mc(withVolume("data", v1alpha2.ContainerVolume{EmptyDir: true, Path: "/" + strings.Repeat("d", 256)})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[data].path"}, msg: "more than 255 bytes"},
+		},
+		"WorkingDirElementTooLong": {
+			reason: "The runtime creates a missing working directory, which Linux cannot with such an element.",
+			args:   mc(withRunner(func(c *v1alpha2.MiniClusterContainer) { c.WorkingDir = "/w/" + strings.Repeat("w", 256) })),
+			want:   invalid{fields: []string{"spec.containers[0].workingDir"}, msg: "more than 255 bytes"},
 		},
 		"BrokerConfigHostsMissPods": {
 			reason: "Each broker finds its rank by its hostname in the bootstrap hosts.",
@@ -1290,3 +1354,39 @@ func raw(opts ...func(*v1alpha2.MiniCluster)) *v1alpha2.MiniCluster {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestImageReference: the images github.com/distribution/reference (the
+// kubelet's parser) accepts pass, and those it refuses do not.
+func TestImageReference(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("0123456789abcdef", 4)
+	cases := map[string]struct {
+		reason string
+		image  string
+		ok     bool
+	}{
+		"Short":          {"A Docker Hub name with a tag.", "rockylinux:9", true},
+		"Registry":       {"A registry, path and tag.", "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble", true},
+		"UppercaseHost":  {"The registry's host may have capitals.", "GHCR.io/x/y:1", true},
+		"PortSeparators": {"A registry port and every separator.", "localhost:5000/a__b/c--d:v1.0_x", true},
+		"IPv6Registry":   {"An IPv6 registry.", "[::1]:5000/x", true},
+		"Digest":         {"A digest.", "x@" + digest, true},
+		"TagAndDigest":   {"A tag and a digest.", "x:1@" + digest, true},
+		"Uppercase":      {"The repository is lowercase.", "Rockylinux:9", false},
+		"UppercasePath":  {"Every path component is lowercase.", "GHCR.io/x/Y:1", false},
+		"Space":          {"No spaces.", "rocky linux:9", false},
+		"DoubleColon":    {"One tag.", "rockylinux::9", false},
+		"DoubleDot":      {"Separators are ., _, __ or dashes.", "a..b", false},
+		"LeadingDash":    {"A component starts with a letter or digit.", "a/-b", false},
+		"ShortDigest":    {"A digest has its full length.", "rockylinux@sha256:abc", false},
+		"UpperDigest":    {"A digest is lowercase.", "x@sha256:" + strings.Repeat("0123456789ABCDEF", 4), false},
+		"UnknownDigest":  {"Only known digest algorithms.", "x@md5:0123456789abcdef0123456789abcdef", false},
+		"LongName":       {"A name has at most 255 characters.", strings.Repeat("a", 256), false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := imageReferenceError(tc.image) == ""; got != tc.ok {
+				t.Errorf("%s\nimageReferenceError(%q) accepts: %v, want %v", tc.reason, tc.image, got, tc.ok)
+			}
+		})
+	}
+}

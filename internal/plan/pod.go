@@ -82,6 +82,10 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 			}
 		}
 	}
+	if pod.DNSPolicy == "Default" && brokers(mc) > 1 {
+		// The brokers connect to each other by their cluster DNS names.
+		errs = append(errs, field.Invalid(p.Child("dnsPolicy"), pod.DNSPolicy, "gives the pods the node's DNS resolver, which cannot resolve the names the brokers connect to (<name>-<index>.<service>.<namespace>.svc), so they would never join: use ClusterFirst (the default)"))
+	}
 	if pod.DNSPolicy == "None" {
 		// Kubernetes requires dnsConfig with it, which a MiniCluster does not
 		// have; the brokers also need cluster DNS to find each other.
@@ -125,10 +129,45 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 			errs = append(errs, field.Invalid(sp.Child("supplementalGroups").Index(j), g, msg))
 		}
 	}
-	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-		errs = append(errs, field.Invalid(sp.Child("runAsUser"), 0, "runAsNonRoot is set: run as a uid other than 0, or drop runAsNonRoot"))
+	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot {
+		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+			errs = append(errs, field.Invalid(sp.Child("runAsUser"), 0, "runAsNonRoot is set: run as a uid other than 0, or drop runAsNonRoot"))
+		}
+		errs = append(errs, checkNonRoot(mc)...)
 	}
 	return errs
+}
+
+// checkNonRoot applies the kubelet's runAsNonRoot rule to every container of
+// the broker pods: one that would run as uid 0 is never started
+// (CreateContainerConfigError), so the brokers would never start.
+func checkNonRoot(mc *v1alpha2.MiniCluster) field.ErrorList {
+	s := &mc.Spec
+	const detail = "spec.pod.securityContext.runAsNonRoot is set, and the kubelet refuses to start a container as uid 0: run it as another uid, or drop runAsNonRoot"
+	var errs field.ErrorList
+	view := s.Flux.Container.SecurityContext.RunAsUser
+	if view != nil && *view == 0 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "securityContext", "runAsUser"), 0, detail))
+	}
+	if img := s.Flux.Container.Image; view == nil && s.Pod.SecurityContext.RunAsUser == nil && strings.HasPrefix(img, fluxViewImages) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "pod", "securityContext", "runAsNonRoot"), true, "the Flux view image "+img+" (the init container) runs as root, and the kubelet refuses to start it with runAsNonRoot: set spec.pod.securityContext.runAsUser (or spec.flux.container.securityContext.runAsUser) to a uid other than 0, or drop runAsNonRoot"))
+	}
+	for i := range s.Containers {
+		if u := s.Containers[i].SecurityContext.RunAsUser; u != nil && *u == 0 {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "containers").Index(i).Child("securityContext", "runAsUser"), 0, detail))
+		}
+	}
+	return errs
+}
+
+// fluxViewImages prefixes the Flux view images (the default and its
+// variants), which run as root.
+const fluxViewImages = "ghcr.io/converged-computing/flux-view-"
+
+// brokers is the largest number of brokers of the instance: this cluster's
+// maximum size, or more with bursting or a custom host list.
+func brokers(mc *v1alpha2.MiniCluster) int {
+	return instanceHosts(mc, MaximumSize(mc))
 }
 
 // checkLabels applies Kubernetes' label rules key by key, in order, so that

@@ -150,9 +150,12 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 	// flux.container.mountPath is itself a mount of every broker container.
 	mp := mc.Spec.Flux.Container.MountPath
 	mpPath := field.NewPath("spec", "flux", "container", "mountPath")
-	if mp == "/" || !strings.HasPrefix(mp, "/") || hasDotDot(mp) {
+	switch {
+	case mp == "/" || !strings.HasPrefix(mp, "/") || hasDotDot(mp):
 		errs = append(errs, field.Invalid(mpPath, mp, "must be an absolute path other than /, without '..'"))
-	} else {
+	case longElement(mp):
+		errs = append(errs, field.Invalid(mpPath, mp, longElementDetail))
+	default:
 		clean := path.Clean(mp)
 		for _, r := range []string{entrypoint.HomeDir, entrypoint.Dir, entrypoint.SoftwareDir, entrypoint.CurveDir} {
 			if overlaps(clean, r) {
@@ -191,6 +194,9 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 					continue
 				case !strings.HasPrefix(mount, "/") || mount == "/" || hasDotDot(mount) || strings.Contains(mount, ":"):
 					errs = append(errs, field.Invalid(vp.Child("path"), v.Path, "must be an absolute path other than /, without '..' or ':'"))
+					continue
+				case longElement(mount):
+					errs = append(errs, field.Invalid(vp.Child("path"), v.Path, longElementDetail))
 					continue
 				}
 				clean := path.Clean(mount)
@@ -266,6 +272,23 @@ func procMount(p string) bool {
 // overlaps tells whether one of two clean paths is the other or under it.
 func overlaps(a, b string) bool {
 	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
+// nameMax is Linux's NAME_MAX: no file name, so no element of a path the
+// container runtime creates (a mount point, a working directory), may be
+// longer.
+const nameMax = 255
+
+const longElementDetail = "has an element (between two '/') of more than 255 bytes, which Linux cannot create, so the container runtime could not start the container: shorten it"
+
+// longElement tells whether an element of the path p is longer than nameMax.
+func longElement(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if len(e) > nameMax {
+			return true
+		}
+	}
+	return false
 }
 
 // hasDotDot tells whether a path has a ".." element.

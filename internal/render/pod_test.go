@@ -136,7 +136,7 @@ func TestPodSettings(t *testing.T) {
 					SchedulerName:                "volcano",
 					HostIPC:                      true,
 					Tolerations:                  []v1alpha2.Toleration{{Key: "gpu", Operator: "Exists", Effect: "NoSchedule"}},
-					SecurityContext:              v1alpha2.PodSecurityContext{FSGroup: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)},
+					SecurityContext:              v1alpha2.PodSecurityContext{FSGroup: ptr.To[int64](1000), RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)},
 				}
 			}},
 			want: want{
@@ -146,7 +146,7 @@ func TestPodSettings(t *testing.T) {
 					nodeSelector: map[string]string{"pool": "hpc"}, dnsPolicy: corev1.DNSClusterFirstWithHostNet,
 					runtimeClassName: ptr.To("kata"), schedulerName: "volcano", hostIPC: true,
 					tolerations:     []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-					securityContext: &corev1.PodSecurityContext{FSGroup: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)},
+					securityContext: &corev1.PodSecurityContext{FSGroup: ptr.To[int64](1000), RunAsUser: ptr.To[int64](1000), RunAsNonRoot: ptr.To(true)},
 				},
 				services: podSettings{
 					subdomain: "brokers", hostnameAsFQDN: ptr.To(false),
