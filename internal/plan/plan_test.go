@@ -1390,3 +1390,50 @@ func TestImageReference(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokerQuorum: the lead waits for a quorum of brokers before it runs the
+// job; hosts beyond this cluster's pods must not be part of it, or the lead
+// would wait for them forever.
+func TestBrokerQuorum(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		args   *v1alpha2.MiniCluster
+		want   int32
+	}{
+		"Default": {
+			reason: "Every host is a pod of this cluster: Flux's default, all of them.",
+			args:   mc(),
+			want:   0,
+		},
+		"MinSize": {
+			reason: "minSize is the quorum.",
+			args:   mc(withSpec(func(s *v1alpha2.MiniClusterSpec) { s.MinSize = 2 })),
+			want:   2,
+		},
+		"BrokerConfigOwnHosts": {
+			reason: "A brokerConfig that lists this cluster's pods only keeps Flux's default.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" } ]`)
+			})),
+			want: 0,
+		},
+		"BrokerConfigMoreHosts": {
+			reason: "Hosts past this cluster's pods may never come: the lead waits for its own.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" }, { host = "login" } ]`)
+			})),
+			want: 4,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, errs := New(tc.args, Facts{Namespace: "default"})
+			if len(errs) > 0 {
+				t.Fatalf("%s\nNew(...): %v", tc.reason, errs)
+			}
+			if p.BrokerQuorum != tc.want {
+				t.Errorf("%s\nBrokerQuorum = %d, want %d", tc.reason, p.BrokerQuorum, tc.want)
+			}
+		})
+	}
+}
