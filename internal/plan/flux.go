@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"net"
 	"reflect"
 	"regexp"
 	"sort"
@@ -329,6 +330,10 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 			errs = append(errs, field.Required(lp.Child("address"), "the address (IP or DNS name) at which the root cluster's lead broker is reachable"))
 		} else if len(validation.IsValidIP(lp.Child("address"), lb.Address)) > 0 && len(validation.IsDNS1123Subdomain(lb.Address)) > 0 {
 			errs = append(errs, field.Invalid(lp.Child("address"), lb.Address, "must be an IP address or a DNS name"))
+		} else if ip := net.ParseIP(lb.Address); ip != nil && ip.To4() == nil {
+			// broker.toml leaves [bootstrap] enable_ipv6 at Flux's default,
+			// false: an IPv6 connect URI would never reach the root.
+			errs = append(errs, field.Invalid(lp.Child("address"), lb.Address, "is an IPv6 address, and the brokers speak IPv4 only (Flux's default, which lets them bind eth0 whatever its addresses): use the root's IPv4 address or a DNS name"))
 		}
 		if lb.Name == "" {
 			errs = append(errs, field.Required(lp.Child("name"), "the root MiniCluster's name (its pods are <name>-<index>)"))

@@ -767,6 +767,11 @@ func invalidCases() map[string]invalidCase {
 			})),
 			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "default_port is 70000, which is not a TCP port"},
 		},
+		"LeadBrokerIPv6": {
+			reason: "Flux enables IPv4 only unless [bootstrap] enable_ipv6, which broker.toml leaves off.",
+			args:   burst(withFlux(func(f *v1alpha2.FluxSpec) { f.Bursting.LeadBroker.Address = "fd00::1" })),
+			want:   invalid{fields: []string{"spec.flux.bursting.leadBroker.address"}, msg: "is an IPv6 address, and the brokers speak IPv4 only"},
+		},
 		"FluxEnvironmentScriptVariable": {
 			reason: "flux.environment is exported in the entrypoint script: configroot=/x would move Flux's configuration away.",
 			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Environment = map[string]string{"configroot": "/x", "OK": "1"} })),
@@ -1286,10 +1291,6 @@ func TestValidateValid(t *testing.T) {
 		"BurstDNSAddress": {
 			reason: "The lead broker's address may be a DNS name.",
 			args:   burst(withLeadBroker(func(lb *v1alpha2.FluxBroker) { lb.Address = "lead.hpc.example.com" })),
-		},
-		"BurstIPv6Address": {
-			reason: "The lead broker's address may be IPv6.",
-			args:   burst(withLeadBroker(func(lb *v1alpha2.FluxBroker) { lb.Address = "2001:db8::1" })),
 		},
 		"CustomHostlist": {
 			reason: "Hosts that do not follow <name>-<index> (upstream's Compute Engine example).",
