@@ -327,7 +327,18 @@ func checkResourceList(rl v1alpha2.ContainerResource, p *field.Path) (map[string
 		kp := p.Key(k)
 		switch {
 		case strings.Contains(k, "/"):
-			for _, msg := range validation.IsQualifiedName(k) {
+			msgs := validation.IsQualifiedName(k)
+			switch {
+			case len(msgs) > 0 || !isExtended(k):
+			case strings.HasPrefix(k, "requests."):
+				// Kubernetes' IsExtendedResourceName: requests.<name> is
+				// the quota of <name>, never a resource of its own.
+				msgs = []string{"must not start with requests., which Kubernetes keeps for the quotas of resources"}
+			default:
+				// The quota's name requests.<name> must be qualified too.
+				msgs = validation.IsQualifiedName("requests." + k)
+			}
+			for _, msg := range msgs {
 				errs = append(errs, field.Invalid(kp, k, "must be a resource name such as cpu, memory or vendor.example/gpu: "+msg))
 			}
 		case !standardContainerResources[k] && !strings.HasPrefix(k, "hugepages-"):

@@ -772,6 +772,26 @@ func invalidCases() map[string]invalidCase {
 			args:   burst(withFlux(func(f *v1alpha2.FluxSpec) { f.Bursting.LeadBroker.Address = "fd00::1" })),
 			want:   invalid{fields: []string{"spec.flux.bursting.leadBroker.address"}, msg: "is an IPv6 address, and the brokers speak IPv4 only"},
 		},
+		"ExtendedResourcePrefixTooLong": {
+			reason: "Kubernetes also needs requests.<name> to be a qualified name, so the prefix has 9 bytes less.",
+			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
+				name := strings.Repeat("a", 246) + ".com/gpu"
+				c.Resources.Limits = v1alpha2.ContainerResource{name: intstr.FromInt32(1)}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].resources.limits[" + strings.Repeat("a", 246) + ".com/gpu]"}, msg: "must be a resource name such as cpu"},
+		},
+		"ExtendedResourceQuotaName": {
+			reason: "requests.<name> names a quota, not an extended resource.",
+			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
+				c.Resources.Limits = v1alpha2.ContainerResource{"requests.example.com/gpu": intstr.FromInt32(1)}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].resources.limits[requests.example.com/gpu]"}, msg: "must not start with requests."},
+		},
+		"VolumeOverUsr": {
+			reason: "A volume at /usr hides bash, which runs the runner's entrypoint.",
+			args:   mc(withVolume("tools", v1alpha2.ContainerVolume{ConfigMapName: "tools", Path: "/usr"})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[tools].path"}, msg: "where /bin/bash and its libraries live"},
+		},
 		"FluxEnvironmentScriptVariable": {
 			reason: "flux.environment is exported in the entrypoint script: configroot=/x would move Flux's configuration away.",
 			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Environment = map[string]string{"configroot": "/x", "OK": "1"} })),

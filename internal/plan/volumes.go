@@ -218,6 +218,9 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 					continue
 				}
 				seen[clean] = name
+				if l.brokers && (c.RunFlux || !c.NoWrapEntrypoint) && bashDirs[clean] {
+					errs = append(errs, field.Invalid(pathField, mount, "would hide the image's "+clean+", where /bin/bash and its libraries live, and bash runs this container's entrypoint: mount the volume elsewhere"))
+				}
 				for _, r := range reserved {
 					if overlaps(clean, path.Clean(r)) {
 						what := "overlaps " + r
@@ -237,6 +240,11 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 // bash, the Flux view and the scripts rely on: a volume mounted over one
 // hides the image's own files.
 var imageSystemDirs = []string{"/bin", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var"}
+
+// bashDirs are the directories of an image that hold /bin/bash and the
+// libraries it loads (on merged-/usr images /bin and /lib are links into
+// /usr, and the container runtime mounts at the link's target).
+var bashDirs = map[string]bool{"/bin": true, "/lib": true, "/lib64": true, "/usr": true, "/usr/bin": true, "/usr/lib": true, "/usr/lib64": true}
 
 // systemDir returns the system directory a mount at the clean path p would
 // hide (p itself), or "".
