@@ -200,6 +200,7 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Pat
 	if port, ok := bs["default_port"].(int64); ok && (port < 1 || port > 65535) {
 		errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] default_port is %d, which is not a TCP port: the brokers could not bind or connect; use 1-65535, such as 8050", port)))
 	}
+	_, hasPort := bs["default_port"]
 	hosts, ok := bs["hosts"]
 	if !ok {
 		if maximumSize > 1 {
@@ -242,14 +243,45 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Pat
 		if total += l.Len(); total > hostlist.MaxHosts {
 			return 0, append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts have more than %d hosts", hostlist.MaxHosts)))
 		}
+		if host, why := badFluxHost(l); host != "" {
+			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d].host has the host %q, which Flux refuses (%s): hosts are DNS names", i, host, why)))
+		}
+		for _, k := range []string{"bind", "connect"} {
+			if uri, ok := entry[k].(string); ok {
+				if why := fluxURIError(uri, hasPort); why != "" {
+					errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d].%s %q %s, and Flux refuses it", i, k, uri, why)))
+				}
+			}
+		}
 		parsed = append(parsed, l)
+	}
+	for _, k := range []string{"default_bind", "default_connect"} {
+		if uri, ok := bs[k].(string); ok {
+			if why := fluxURIError(uri, hasPort); why != "" {
+				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] %s %q %s, and Flux refuses it", k, uri, why)))
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return 0, errs
 	}
-	if _, ok := bs["curve_cert"]; !ok && len(list) > 1 {
-		// boot_config_parse: "curve_cert is required for size > 1".
-		errs = append(errs, field.Required(p, "[bootstrap] lists more than one hosts entry without curve_cert, and Flux then refuses to start: add curve_cert = \""+entrypoint.Layout{MountPath: mc.Spec.Flux.Container.MountPath}.CurveCert()+"\", the certificate the MiniCluster mounts"))
+	// conf_bootstrap: a parent names another host of the list.
+	for i, h := range list {
+		entry, _ := h.(map[string]any)
+		parent, ok := entry["parent"].(string)
+		if !ok {
+			continue
+		}
+		switch {
+		case parsed[i].Contains(parent):
+			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d].parent %q is a host of the entry itself, and Flux refuses a broker that is its own parent", i, parent)))
+		case !containsHost(parsed, parent):
+			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts[%d].parent %q is not a host of the list, and Flux refuses a parent it does not know", i, parent)))
+		}
+	}
+	if _, ok := bs["curve_cert"]; !ok && total > 1 {
+		// conf_bootstrap_parse: "curve_cert must be defined for size > 1".
+		errs = append(errs, field.Required(p, "[bootstrap] lists more than one host without curve_cert, and Flux then refuses to start: add curve_cert = \""+entrypoint.Layout{MountPath: mc.Spec.Flux.Container.MountPath}.CurveCert()+"\", the certificate the MiniCluster mounts"))
 	}
 	// Rank 0 is every other broker's parent (or an ancestor): it binds, and
 	// the others connect to it, at its entry's URIs or the defaults.
@@ -270,6 +302,83 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Pat
 		errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts start with %q, but rank 0 must be %q, the lead broker that runs the job: list %s first", firstHost(parsed), lead, hostlist.Range(mc.Name, 0, maximumSize))))
 	}
 	return total, errs
+}
+
+// containsHost tells whether one of lists has host.
+func containsHost(lists []hostlist.List, host string) bool {
+	for _, l := range lists {
+		if l.Contains(host) {
+			return true
+		}
+	}
+	return false
+}
+
+// badFluxHost returns the first host of l that flux-core refuses in
+// [bootstrap] hosts, and why (conf_bootstrap_validate_domain_name: a DNS name
+// of at most 253 bytes whose labels have 1-63 letters, digits or '-', and do
+// not start or end with '-'), or "".
+func badFluxHost(l hostlist.List) (host, why string) {
+	l.Each(func(h string) bool {
+		if why = fluxHostError(h); why != "" {
+			host = h
+			return false
+		}
+		return true
+	})
+	return host, why
+}
+
+func fluxHostError(h string) string {
+	if len(h) < 1 || len(h) > 253 {
+		return "a host name has 1-253 characters"
+	}
+	for _, label := range strings.Split(h, ".") {
+		switch {
+		case label == "":
+			// strtok skips empty labels.
+		case len(label) > 63:
+			return "a label between dots has at most 63 characters"
+		case label[0] == '-' || label[len(label)-1] == '-':
+			return "a label must not start or end with '-'"
+		default:
+			for _, c := range label {
+				if !isAlnum(c) && c != '-' {
+					return fmt.Sprintf("%q is not a letter, digit or '-'", c)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// isAlnum is C's isalnum in the C locale.
+func isAlnum(c rune) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// fluxURIError applies flux-core's conf_bootstrap_validate_zmq_uri to a bind
+// or connect URI of broker.toml, or returns "". A %p without default_port
+// becomes port -1, which no broker can bind or reach.
+func fluxURIError(uri string, port bool) string {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	switch {
+	case !port && strings.Contains(uri, "%p"):
+		return "has %p, the default_port, which [bootstrap] does not set (Flux writes -1)"
+	case !ok:
+		return "has no URI scheme (tcp:// or ipc://)"
+	case strings.Contains(uri, ":*"):
+		return "has a ZeroMQ port wildcard"
+	case scheme == "ipc" && rest == "":
+		return "has an empty socket path"
+	case scheme == "ipc" && len(rest) > 108:
+		return "has a socket path of more than 108 bytes"
+	case scheme == "tcp" && rest == "":
+		return "has an empty address"
+	case scheme != "tcp" && scheme != "ipc":
+		return "has a scheme other than tcp or ipc"
+	}
+	return ""
 }
 
 // firstHost is rank 0 of a host list made of lists.
@@ -371,7 +480,9 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		case err != nil:
 			errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, "is not a Flux host list: it "+err.Error()))
 		default:
-			if host := hostlist.Missing(mc.Name, plan.MaximumSize, l); host != "" {
+			if host, why := badFluxHost(l); host != "" {
+				errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, fmt.Sprintf("has the host %q, which Flux refuses in broker.toml's [bootstrap] hosts (%s): hosts are DNS names", host, why)))
+			} else if host := hostlist.Missing(mc.Name, plan.MaximumSize, l); host != "" {
 				errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, fmt.Sprintf("does not include %q, the hostname of a broker of this cluster: start the list with %s", host, hostlist.Range(mc.Name, 0, plan.MaximumSize))))
 			} else if first, lead := firstHost([]hostlist.List{l}), mc.Name+"-0"; first != lead {
 				errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, fmt.Sprintf("starts with %q, but rank 0 must be %q, the lead broker that runs the job: start the list with %s", first, lead, hostlist.Range(mc.Name, 0, plan.MaximumSize))))

@@ -797,6 +797,53 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Environment = map[string]string{"configroot": "/x", "OK": "1"} })),
 			want:   invalid{fields: []string{"spec.flux.environment[configroot]"}, msg: "is a variable of the brokers' entrypoint script"},
 		},
+		"BrokerConfigOneEntryWithoutCurveCert": {
+			reason: "flux-core 0.88 counts expanded hosts: one entry of four hosts needs curve_cert.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[bootstrap]\ndefault_bind = \"tcp://eth0:8050\"\ndefault_connect = \"tcp://%h:8050\"\nhosts = [ { host = \"flux-sample-[0-3]\" } ]\n"
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "lists more than one host without curve_cert"},
+		},
+		"BrokerConfigPortTokenWithoutPort": {
+			reason: "Without default_port flux-core writes -1 for %p.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]", connect = "tcp://%h:%p" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `hosts[0].connect "tcp://%h:%p" has %p, the default_port, which [bootstrap] does not set`},
+		},
+		"BrokerConfigHostNotDNSName": {
+			reason: "flux-core checks every expanded host as a DNS name.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" }, { host = "login_[1-2]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `hosts[1].host has the host "login_1", which Flux refuses`},
+		},
+		"BrokerConfigParentUnknown": {
+			reason: "flux-core refuses a parent that is no host of the list.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-0" }, { host = "flux-sample-[1-3]", parent = "nobody" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `hosts[1].parent "nobody" is not a host of the list`},
+		},
+		"BrokerConfigParentSelf": {
+			reason: "flux-core refuses a host that is its own parent.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-0" }, { host = "flux-sample-[1-3]", parent = "flux-sample-2" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "is a host of the entry itself"},
+		},
+		"BrokerConfigConnectNotURI": {
+			reason: "flux-core checks bind and connect URIs: tcp:// or ipc://.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]", connect = "http://x" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `hosts[0].connect "http://x" has a scheme other than tcp or ipc`},
+		},
+		"HostlistNotDNSName": {
+			reason: "bursting.hostlist becomes [bootstrap] hosts, which flux-core checks as DNS names.",
+			args:   mc(withBursting(func(b *v1alpha2.Bursting) { b.Hostlist = "flux-sample-[0-3],-login" })),
+			want:   invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: `has the host "-login", which Flux refuses`},
+		},
 		"ImageUppercase": {
 			reason: "The kubelet refuses an image whose repository is not lowercase (InvalidImageName).",
 			args:   mc(withRunner(func(c *v1alpha2.MiniClusterContainer) { c.Image = "Rockylinux:9" })),
@@ -861,7 +908,7 @@ func invalidCases() map[string]invalidCase {
 		"BrokerConfigWithoutCurveCert": {
 			reason: "Flux refuses more than one hosts entry without curve_cert.",
 			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
-				f.BrokerConfig = "[bootstrap]\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h:%p\"\nhosts = [ { host = \"flux-sample-[0-1]\" }, { host = \"flux-sample-[2-3]\" } ]\n"
+				f.BrokerConfig = "[bootstrap]\ndefault_port = 8050\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h:%p\"\nhosts = [ { host = \"flux-sample-[0-1]\" }, { host = \"flux-sample-[2-3]\" } ]\n"
 			})),
 			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "without curve_cert, and Flux then refuses to start: add curve_cert = \"/mnt/flux/config/curve/curve.cert\""},
 		},
@@ -1348,7 +1395,7 @@ func TestValidateValid(t *testing.T) {
 // bootstrap is a broker.toml whose [bootstrap] table Flux accepts apart
 // from the hosts line given.
 func bootstrap(hosts string) string {
-	return "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h.flux-sample:%p\"\n" + hosts + "\n"
+	return "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_bind = \"tcp://eth0:8050\"\ndefault_connect = \"tcp://%h.flux-sample:8050\"\n" + hosts + "\n"
 }
 
 func validate(m *v1alpha2.MiniCluster) field.ErrorList {

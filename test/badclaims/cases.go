@@ -996,7 +996,7 @@ func Cases() []Case {
 		fn("brokerconfig-bad-types", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] default_port is a string, and Flux refuses anything but an integer`,
 			"Flux unpacks each [bootstrap] key as one type.",
 			named(func(n string) mutation {
-				return set("spec.flux.brokerConfig", bootstrapTOML(n, `default_port = "8050"`+"\n"+`hosts = [ { host = "`+n+`-[0-3]" } ]`))
+				return set("spec.flux.brokerConfig", bootstrapTOMLWithoutPort(n, `default_port = "8050"`+"\n"+`hosts = [ { host = "`+n+`-[0-3]" } ]`))
 			})),
 		fn("brokerconfig-host-connect-not-string", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] hosts[0].connect is an integer, and Flux refuses anything but a string`,
 			"bind and connect of a hosts entry are URIs.",
@@ -1008,15 +1008,15 @@ func Cases() []Case {
 			named(func(n string) mutation {
 				return set("spec.flux.brokerConfig", bootstrapTOML(n, `hosts = [ { host = "`+n+`-[0-3]" }, { bind = "tcp://eth0:%p" } ]`))
 			})),
-		fn("brokerconfig-without-curve-cert", `spec.flux.brokerConfig: Required value: [bootstrap] lists more than one hosts entry without curve_cert, and Flux then refuses to start`,
+		fn("brokerconfig-without-curve-cert", `spec.flux.brokerConfig: Required value: [bootstrap] lists more than one host without curve_cert, and Flux then refuses to start`,
 			`Flux: "curve_cert is required for size > 1".`,
 			named(func(n string) mutation {
-				return set("spec.flux.brokerConfig", "[bootstrap]\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h."+n+":%p\"\nhosts = [ { host = \""+n+"-[0-1]\" }, { host = \""+n+"-[2-3]\" } ]\n")
+				return set("spec.flux.brokerConfig", "[bootstrap]\ndefault_port = 8050\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h."+n+":%p\"\nhosts = [ { host = \""+n+"-[0-1]\" }, { host = \""+n+"-[2-3]\" } ]\n")
 			})),
 		fn("brokerconfig-without-bind", `spec.flux.brokerConfig: Required value: [bootstrap] gives rank 0 (hosts[0]) no bind URI, and Flux then refuses to start it: set default_bind`,
 			"Rank 0 has children: it binds at its entry's bind or default_bind.",
 			named(func(n string) mutation {
-				return set("spec.flux.brokerConfig", "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_connect = \"tcp://%h."+n+":%p\"\nhosts = [ { host = \""+n+"-[0-3]\" } ]\n")
+				return set("spec.flux.brokerConfig", "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_port = 8050\ndefault_connect = \"tcp://%h."+n+":%p\"\nhosts = [ { host = \""+n+"-[0-3]\" } ]\n")
 			})),
 		fn("brokerconfig-lead-not-first", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] hosts start with "login", but rank 0 must be "{name}-0", the lead broker that runs the job`,
 			"The pod <name>-0 runs the job as the lead, so it must be rank 0.",
@@ -1082,7 +1082,7 @@ func Cases() []Case {
 		fn("brokerconfig-port-out-of-range", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] default_port is 70000, which is not a TCP port`,
 			"default_port is the port of every bind and connect URI.",
 			named(func(n string) mutation {
-				return set("spec.flux.brokerConfig", bootstrapTOML(n, "default_port = 70000\nhosts = [ { host = \""+n+"-[0-3]\" } ]"))
+				return set("spec.flux.brokerConfig", bootstrapTOMLWithoutPort(n, "default_port = 70000\nhosts = [ { host = \""+n+"-[0-3]\" } ]"))
 			})),
 		fn("runasnonroot-container-uid0", "spec.containers[0].securityContext.runAsUser: Invalid value: 0: spec.pod.securityContext.runAsNonRoot is set, and the kubelet refuses to start a container as uid 0",
 			"The container's uid overrides the pod's, and the kubelet checks it against runAsNonRoot.",
@@ -1100,6 +1100,34 @@ func Cases() []Case {
 		fn("resource-quota-name", `spec.containers[0].resources.limits[requests.example.com/gpu]: Invalid value: "requests.example.com/gpu": must be a resource name such as cpu, memory or vendor.example/gpu: must not start with requests.`,
 			"Kubernetes keeps requests.<name> for quotas and refuses it as a container's resource.",
 			runner("resources", obj("limits", obj("requests.example.com/gpu", int64(1))))),
+		fn("brokerconfig-one-entry-without-curve-cert", `spec.flux.brokerConfig: Required value: [bootstrap] lists more than one host without curve_cert`,
+			"flux-core 0.88 counts the hosts after expanding the host lists: one entry of four hosts needs the certificate too.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", "[bootstrap]\ndefault_port = 8050\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h."+n+":%p\"\nhosts = [ { host = \""+n+"-[0-3]\" } ]\n")
+			})),
+		fn("brokerconfig-host-underscore", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] hosts[1].host has the host "login_node", which Flux refuses`,
+			"flux-core checks every host as a DNS name.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", bootstrapTOML(n, `hosts = [ { host = "`+n+`-[0-3]" }, { host = "login_node" } ]`))
+			})),
+		fn("brokerconfig-unknown-parent", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] hosts[1].parent "nobody" is not a host of the list`,
+			"flux-core refuses a parent key that names no host.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", bootstrapTOML(n, `hosts = [ { host = "`+n+`-0" }, { host = "`+n+`-[1-3]", parent = "nobody" } ]`))
+			})),
+		fn("brokerconfig-bind-not-uri", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] default_bind "eth0" has no URI scheme`,
+			"flux-core checks bind and connect URIs.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_port = 8050\ndefault_bind = \"eth0\"\ndefault_connect = \"tcp://%h."+n+":%p\"\nhosts = [ { host = \""+n+"-[0-3]\" } ]\n")
+			})),
+		fn("brokerconfig-port-token-without-port", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [bootstrap] default_bind "tcp://eth0:%p" has %p, the default_port, which [bootstrap] does not set`,
+			"Without default_port Flux writes -1 for %p.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", bootstrapTOMLWithoutPort(n, `hosts = [ { host = "`+n+`-[0-3]" } ]`))
+			})),
+		fn("hostlist-underscore", `spec.flux.bursting.hostlist: Invalid value: "{name}-[0-3],login_node": has the host "login_node", which Flux refuses`,
+			"The host list becomes broker.toml's [bootstrap] hosts, which flux-core checks as DNS names.",
+			named(func(n string) mutation { return set("spec.flux.bursting.hostlist", n+"-[0-3],login_node") })),
 		fn("volume-over-usr", `spec.containers[0].volumes[tools].path: Invalid value: "/usr": would hide the image's /usr, where /bin/bash and its libraries live`,
 			"bash runs the runner's entrypoint: without it the broker never starts.",
 			volume("tools", obj("configMapName", "tools", "path", "/usr"))),
@@ -1155,5 +1183,11 @@ func Cases() []Case {
 // bootstrapTOML is a broker.toml for the claim named name that Flux accepts
 // apart from the lines given.
 func bootstrapTOML(name, lines string) string {
+	return bootstrapTOMLWithoutPort(name, "default_port = 8050\n"+lines)
+}
+
+// bootstrapTOMLWithoutPort is bootstrapTOML without default_port, for
+// lines that set it (the URIs' %p needs one).
+func bootstrapTOMLWithoutPort(name, lines string) string {
 	return "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h." + name + ":%p\"\n" + lines + "\n"
 }

@@ -889,5 +889,5 @@ func hostRange(o map[string]any) string { return fmt.Sprintf("%s-[0-%d]", name(o
 // bootstrapHosts is a broker.toml with the URIs and certificate Flux needs
 // and the given hosts entries.
 func bootstrapHosts(o map[string]any, entries string) string {
-	return "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h." + name(o) + ":%p\"\nhosts = [" + entries + "]\n"
+	return "[bootstrap]\ncurve_cert = \"/mnt/flux/config/curve/curve.cert\"\ndefault_port = 8050\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h." + name(o) + ":%p\"\nhosts = [" + entries + "]\n"
 }
