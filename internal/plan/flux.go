@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -52,6 +53,11 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	}
 	if f.Topology != "" && !topologyRE.MatchString(f.Topology) {
 		errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "must be kary:<k>, binomial, mincrit[:<k>] or custom"))
+	} else if _, k, ok := strings.Cut(f.Topology, ":"); ok {
+		// flux-core reads k with strtoul, which fails past 64 bits.
+		if _, err := strconv.ParseUint(k, 10, 64); err != nil {
+			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "has a k too large for Flux, which then refuses to start: use a k such as 2 or 16"))
+		}
 	}
 	for _, k := range sortedKeys(f.Environment) {
 		switch {

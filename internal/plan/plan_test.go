@@ -844,6 +844,11 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withBursting(func(b *v1alpha2.Bursting) { b.Hostlist = "flux-sample-[0-3],-login" })),
 			want:   invalid{fields: []string{"spec.flux.bursting.hostlist"}, msg: `has the host "-login", which Flux refuses`},
 		},
+		"TopologyKTooLarge": {
+			reason: "flux-core parses k with strtoul and refuses a value past 64 bits.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Topology = "kary:99999999999999999999" })),
+			want:   invalid{fields: []string{"spec.flux.topology"}, msg: "has a k too large for Flux"},
+		},
 		"ImageUppercase": {
 			reason: "The kubelet refuses an image whose repository is not lowercase (InvalidImageName).",
 			args:   mc(withRunner(func(c *v1alpha2.MiniClusterContainer) { c.Image = "Rockylinux:9" })),
