@@ -181,20 +181,20 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Pat
 		}
 		return 0, field.ErrorList{field.Invalid(p, "<broker.toml>", "is not valid TOML ("+err.Error()+"): Flux would refuse to start")}
 	}
+	errs := checkFluxTables(doc, p)
 	// Without a hosts list Flux starts each broker as an instance of its own.
 	alone := field.ErrorList{field.Required(p, fmt.Sprintf("[bootstrap] lists no hosts, so Flux would start each of the up to %d brokers as an instance of its own and they would never join: add [bootstrap] hosts = [ { host = \"%s\" } ] with curve_cert, default_bind and default_connect", maximumSize, hostlist.Range(mc.Name, 0, maximumSize)))}
 	raw, ok := doc["bootstrap"]
 	if !ok {
 		if maximumSize > 1 {
-			return 0, alone
+			return 0, append(errs, alone...)
 		}
-		return 0, nil
+		return 0, errs
 	}
 	bs, ok := raw.(map[string]any)
 	if !ok {
-		return 0, field.ErrorList{field.Invalid(p, "<broker.toml>", "[bootstrap] must be a table")}
+		return 0, append(errs, field.Invalid(p, "<broker.toml>", "[bootstrap] must be a table"))
 	}
-	var errs field.ErrorList
 	for _, k := range sortedKeys(bs) {
 		switch want, typed := bootstrapTypes[k]; {
 		case !bootstrapKeys[k]:
@@ -308,6 +308,62 @@ func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Pat
 		errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[bootstrap] hosts start with %q, but rank 0 must be %q, the lead broker that runs the job: list %s first", firstHost(parsed), lead, hostlist.Range(mc.Name, 0, maximumSize))))
 	}
 	return total, errs
+}
+
+// fluxTables are the keys, and their TOML types, that flux-core 0.88 reads
+// from broker.toml tables other than [bootstrap] while the brokers start:
+// [tbon] in the overlay module, [access] in connector-local, which also
+// refuses any other key. A wrong type stops the broker.
+var fluxTables = map[string]struct {
+	keys   map[string]string
+	strict bool
+}{
+	"tbon": {keys: map[string]string{
+		"topo": "string", "interface-hint": "string", "torpid_min": "string", "torpid_max": "string",
+		"tcp_user_timeout": "string", "connect_timeout": "string",
+		"zmqdebug": "integer", "child_rcvhwm": "integer", "zmq_io_threads": "integer",
+	}},
+	"access": {keys: map[string]string{
+		"allow-guest-user": "boolean", "allow-root-owner": "boolean", "private-mode": "boolean", "roles": "table",
+	}, strict: true},
+}
+
+// fsdKeys are the [tbon] keys flux-core parses as Flux durations.
+var fsdKeys = map[string]bool{"torpid_min": true, "torpid_max": true, "tcp_user_timeout": true, "connect_timeout": true}
+
+// checkFluxTables checks the [tbon] and [access] tables of a user's
+// broker.toml as flux-core reads them.
+func checkFluxTables(doc map[string]any, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range []string{"access", "tbon"} {
+		raw, ok := doc[name]
+		if !ok {
+			continue
+		}
+		t, ok := raw.(map[string]any)
+		if !ok {
+			errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[%s] must be a table", name)))
+			continue
+		}
+		spec := fluxTables[name]
+		for _, k := range sortedKeys(t) {
+			want, known := spec.keys[k]
+			switch {
+			case !known && spec.strict:
+				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[%s] has key %q, which Flux refuses: use only %s", name, k, strings.Join(sortedKeys(spec.keys), ", "))))
+			case !known:
+			case tomlType(t[k]) != want:
+				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[%s] %s is %s, and Flux refuses anything but %s", name, k, withArticle(tomlType(t[k])), withArticle(want))))
+			case name == "tbon" && fsdKeys[k] && !fsdRE.MatchString(t[k].(string)):
+				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[tbon] %s is %q, which is not a Flux duration such as 5s or 1m", k, t[k])))
+			case k == "child_rcvhwm" && (t[k].(int64) < 0 || t[k].(int64) == 1):
+				errs = append(errs, field.Invalid(p, "<broker.toml>", "[tbon] child_rcvhwm must be 0 (unlimited) or at least 2, or Flux refuses to start"))
+			case k == "zmq_io_threads" && t[k].(int64) < 1:
+				errs = append(errs, field.Invalid(p, "<broker.toml>", "[tbon] zmq_io_threads must be at least 1, or Flux refuses to start"))
+			}
+		}
+	}
+	return errs
 }
 
 // containsHost tells whether one of lists has host.

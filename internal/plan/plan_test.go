@@ -849,6 +849,20 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Topology = "kary:99999999999999999999" })),
 			want:   invalid{fields: []string{"spec.flux.topology"}, msg: "has a k too large for Flux"},
 		},
+		"BrokerConfigAccessType": {
+			reason: "connector-local unpacks [access] keys as booleans and refuses any other key.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[access]\nallow-guest-user = \"yes\"\nguests = true\n\n" + bootstrap(`hosts = [ { host = "flux-sample-[0-3]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig", "spec.flux.brokerConfig"}, msg: "[access] allow-guest-user is a string, and Flux refuses anything but a boolean"},
+		},
+		"BrokerConfigTBONDuration": {
+			reason: "The overlay module parses [tbon] timeouts as Flux durations.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[tbon]\ntcp_user_timeout = \"2 minutes\"\n\n" + bootstrap(`hosts = [ { host = "flux-sample-[0-3]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `[tbon] tcp_user_timeout is "2 minutes", which is not a Flux duration`},
+		},
 		"ImageUppercase": {
 			reason: "The kubelet refuses an image whose repository is not lowercase (InvalidImageName).",
 			args:   mc(withRunner(func(c *v1alpha2.MiniClusterContainer) { c.Image = "Rockylinux:9" })),

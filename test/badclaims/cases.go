@@ -1131,6 +1131,16 @@ func Cases() []Case {
 		fn("topology-k-too-large", `spec.flux.topology: Invalid value: "kary:99999999999999999999": has a k too large for Flux`,
 			"flux-core reads k with strtoul: past 64 bits the broker refuses to start.",
 			set("spec.flux.topology", "kary:99999999999999999999")),
+		fn("brokerconfig-access-unknown-key", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [access] has key "allow-guests", which Flux refuses`,
+			"connector-local refuses unknown [access] keys, and rc1 then stops the broker.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", "[access]\nallow-guests = true\n\n"+bootstrapTOML(n, `hosts = [ { host = "`+n+`-[0-3]" } ]`))
+			})),
+		fn("brokerconfig-tbon-type", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": [tbon] zmqdebug is a boolean, and Flux refuses anything but an integer`,
+			"The overlay module unpacks [tbon] keys by type.",
+			named(func(n string) mutation {
+				return set("spec.flux.brokerConfig", "[tbon]\nzmqdebug = true\n\n"+bootstrapTOML(n, `hosts = [ { host = "`+n+`-[0-3]" } ]`))
+			})),
 		fn("volume-over-usr", `spec.containers[0].volumes[tools].path: Invalid value: "/usr": would hide the image's /usr, where /bin/bash and its libraries live`,
 			"bash runs the runner's entrypoint: without it the broker never starts.",
 			volume("tools", obj("configMapName", "tools", "path", "/usr"))),
