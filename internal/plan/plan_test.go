@@ -863,6 +863,11 @@ func invalidCases() map[string]invalidCase {
 			})),
 			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `[tbon] tcp_user_timeout is "2 minutes", which is not a Flux duration`},
 		},
+		"VolumeItemsNested": {
+			reason: "The kubelet writes item a as a file and cannot then make it the directory of item b.",
+			args:   mc(withVolume("cfg", v1alpha2.ContainerVolume{ConfigMapName: "cfg", Path: "/cfg", Items: map[string]string{"a": "conf", "b": "conf/app.ini"}})),
+			want:   invalid{fields: []string{"spec.containers[0].volumes[cfg].items[b]"}, msg: "is inside the path of item a, a file"},
+		},
 		"ImageUppercase": {
 			reason: "The kubelet refuses an image whose repository is not lowercase (InvalidImageName).",
 			args:   mc(withRunner(func(c *v1alpha2.MiniClusterContainer) { c.Image = "Rockylinux:9" })),

@@ -100,6 +100,9 @@ func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
 	if len(v.Items) > 0 && v.ConfigMapName == "" && v.SecretName == "" {
 		errs = append(errs, field.Invalid(p.Child("items"), len(v.Items), "items only apply to configMapName or secretName volumes"))
 	}
+	if a, b := nestedItems(v.Items); a != "" {
+		errs = append(errs, field.Invalid(p.Child("items").Key(b), v.Items[b], "is inside the path of item "+a+", a file: the kubelet cannot write both, and the volume would never mount; give them paths that do not nest"))
+	}
 	for _, k := range sortedKeys(v.Items) {
 		for _, msg := range validation.IsConfigMapKey(k) {
 			errs = append(errs, field.Invalid(p.Child("items").Key(k), k, "must be a key of the ConfigMap or Secret: "+msg))
@@ -111,6 +114,19 @@ func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// nestedItems returns two items (keys) of which the second's path lies
+// under the first's, or "".
+func nestedItems(items map[string]string) (string, string) {
+	for _, a := range sortedKeys(items) {
+		for _, b := range sortedKeys(items) {
+			if a != b && strings.HasPrefix(path.Clean(items[b]), path.Clean(items[a])+"/") {
+				return a, b
+			}
+		}
+	}
+	return "", ""
 }
 
 func sameSource(a, b v1alpha2.ContainerVolume) bool {

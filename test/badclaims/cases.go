@@ -1141,6 +1141,9 @@ func Cases() []Case {
 			named(func(n string) mutation {
 				return set("spec.flux.brokerConfig", "[tbon]\nzmqdebug = true\n\n"+bootstrapTOML(n, `hosts = [ { host = "`+n+`-[0-3]" } ]`))
 			})),
+		fn("volume-items-nested", `spec.containers[0].volumes[cfg].items[b]: Invalid value: "conf/app.ini": is inside the path of item a, a file`,
+			"The kubelet cannot write a file and a file under it: the pods would wait for the volume forever.",
+			volume("cfg", obj("configMapName", "cfg", "path", "/cfg", "items", obj("a", "conf", "b", "conf/app.ini")))),
 		fn("volume-over-usr", `spec.containers[0].volumes[tools].path: Invalid value: "/usr": would hide the image's /usr, where /bin/bash and its libraries live`,
 			"bash runs the runner's entrypoint: without it the broker never starts.",
 			volume("tools", obj("configMapName", "tools", "path", "/usr"))),
