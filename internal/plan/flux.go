@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"reflect"
 	"regexp"
@@ -48,8 +49,13 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	f := &mc.Spec.Flux
 	p := field.NewPath("spec", "flux")
 	var errs field.ErrorList
-	if f.ConnectTimeout != nil && *f.ConnectTimeout != "" && !fsdRE.MatchString(*f.ConnectTimeout) {
-		errs = append(errs, field.Invalid(p.Child("connectTimeout"), *f.ConnectTimeout, `must be a Flux duration such as 5s, 500ms or 1m ("" keeps Flux's default)`))
+	if f.ConnectTimeout != nil && *f.ConnectTimeout != "" {
+		switch {
+		case !fsdRE.MatchString(*f.ConnectTimeout):
+			errs = append(errs, field.Invalid(p.Child("connectTimeout"), *f.ConnectTimeout, `must be a Flux duration such as 5s, 500ms or 1m ("" keeps Flux's default)`))
+		case fsdSeconds(*f.ConnectTimeout) > maxZMQTimeout:
+			errs = append(errs, field.Invalid(p.Child("connectTimeout"), *f.ConnectTimeout, zmqTimeoutDetail))
+		}
 	}
 	if f.Topology != "" && !topologyRE.MatchString(f.Topology) {
 		errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "must be kary:<k>, binomial, mincrit[:<k>] or custom"))
@@ -328,6 +334,24 @@ var fluxTables = map[string]struct {
 	}, strict: true},
 }
 
+// maxZMQTimeout is the longest timeout in seconds the brokers can hand
+// ZeroMQ, which takes milliseconds as a C int: past it the conversion
+// overflows, ZeroMQ refuses the negative value and the broker cannot reach
+// its parent.
+const maxZMQTimeout = float64(math.MaxInt32) / 1000
+
+const zmqTimeoutDetail = "is longer than ZeroMQ's limit of 2147483 seconds (about 24 days), and the brokers could not connect: use a shorter duration"
+
+// fsdSeconds is a Flux Standard Duration that matches fsdRE, in seconds.
+func fsdSeconds(fsd string) float64 {
+	num := strings.TrimRight(fsd, "mshd")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0
+	}
+	return v * map[string]float64{"": 1, "ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}[fsd[len(num):]]
+}
+
 // fsdKeys are the [tbon] keys flux-core parses as Flux durations.
 var fsdKeys = map[string]bool{"torpid_min": true, "torpid_max": true, "tcp_user_timeout": true, "connect_timeout": true}
 
@@ -356,6 +380,8 @@ func checkFluxTables(doc map[string]any, p *field.Path) field.ErrorList {
 				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[%s] %s is %s, and Flux refuses anything but %s", name, k, withArticle(tomlType(t[k])), withArticle(want))))
 			case name == "tbon" && fsdKeys[k] && !fsdRE.MatchString(t[k].(string)):
 				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[tbon] %s is %q, which is not a Flux duration such as 5s or 1m", k, t[k])))
+			case (k == "connect_timeout" || k == "tcp_user_timeout") && fsdSeconds(t[k].(string)) > maxZMQTimeout:
+				errs = append(errs, field.Invalid(p, "<broker.toml>", fmt.Sprintf("[tbon] %s is %q: %s", k, t[k], zmqTimeoutDetail)))
 			case k == "child_rcvhwm" && (t[k].(int64) < 0 || t[k].(int64) == 1):
 				errs = append(errs, field.Invalid(p, "<broker.toml>", "[tbon] child_rcvhwm must be 0 (unlimited) or at least 2, or Flux refuses to start"))
 			case k == "zmq_io_threads" && t[k].(int64) < 1:

@@ -868,6 +868,11 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withVolume("cfg", v1alpha2.ContainerVolume{ConfigMapName: "cfg", Path: "/cfg", Items: map[string]string{"a": "conf", "b": "conf/app.ini"}})),
 			want:   invalid{fields: []string{"spec.containers[0].volumes[cfg].items[b]"}, msg: "is inside the path of item a, a file"},
 		},
+		"ConnectTimeoutPastZMQ": {
+			reason: "ZeroMQ takes the timeout as int milliseconds: 30 days overflow it and the followers cannot connect.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.ConnectTimeout = ptr("30d") })),
+			want:   invalid{fields: []string{"spec.flux.connectTimeout"}, msg: "longer than ZeroMQ's limit"},
+		},
 		"ImageUppercase": {
 			reason: "The kubelet refuses an image whose repository is not lowercase (InvalidImageName).",
 			args:   mc(withRunner(func(c *v1alpha2.MiniClusterContainer) { c.Image = "Rockylinux:9" })),
@@ -1449,6 +1454,28 @@ func ptr[T any](v T) *T { return &v }
 
 // TestImageReference: the images github.com/distribution/reference (the
 // kubelet's parser) accepts pass, and those it refuses do not.
+// TestFSDSeconds: Flux durations as the overlay module reads them.
+func TestFSDSeconds(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		fsd    string
+		want   float64
+	}{
+		"Bare":         {"A bare number is seconds.", "5", 5},
+		"Milliseconds": {"ms is not m.", "500ms", 0.5},
+		"Minutes":      {"m.", "1.5m", 90},
+		"Hours":        {"h.", "2h", 7200},
+		"Days":         {"d.", "24d", 24 * 86400},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := fsdSeconds(tc.fsd); got != tc.want {
+				t.Errorf("%s\nfsdSeconds(%q) = %v, want %v", tc.reason, tc.fsd, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestImageReference(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("0123456789abcdef", 4)
 	cases := map[string]struct {
