@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -45,12 +46,26 @@ var (
 // namespace of the lead cluster. Node objects and pod bindings made by the
 // test stand in for kubelets and the scheduler: the lead broker's address is
 // the node its index-0 pod is bound to, and moving that pod moves the burst.
-func TestBurst(t *testing.T) {
+// Both control planes serve MiniClusters as claims.
+func TestBurst(t *testing.T) { testBurst(t, driver.ShapeClaims, driver.ShapeClaims) }
+
+// TestBurstV2 is TestBurst with both control planes in the Crossplane v2
+// shape: the root and both burst MiniClusters (in the burst cluster and in
+// the lead cluster's other namespace) are namespaced composites, with
+// Crossplane's fields under spec.crossplane. The burst controller reads and
+// writes the same flux-framework.org/v1alpha2 MiniCluster in either shape;
+// this proves it on real Crossplane, for the root as for the targets.
+func TestBurstV2(t *testing.T) { testBurst(t, driver.ShapeV2, driver.ShapeV2) }
+
+// testBurst runs TestBurst's steps with a lead (root) control plane of
+// rootShape and a burst control plane of targetShape.
+func testBurst(t *testing.T, rootShape, targetShape driver.Shape) {
 	if v := os.Getenv(EnvE2E); v == "" || v == "0" {
 		t.Skipf("end-to-end tests run a real control plane: set %s=1 (make e2e does, after installing the tools)", EnvE2E)
 	}
 	begin := time.Now()
-	lead, remote, providerBin := startBurstClusters(t)
+	lead, remote, providerBin := startBurstClusters(t, rootShape, targetShape)
+	t.Logf("lead cluster serves the %s shape, burst cluster the %s shape", rootShape, targetShape)
 
 	const (
 		ns        = "hpc"   // the roots and Bursts, in the lead cluster
@@ -64,7 +79,7 @@ func TestBurst(t *testing.T) {
 	var rootCert []byte
 	var leadPod *corev1.Pod
 
-	step(t, "lead cluster: provider CRDs, root claim, its lead broker Service and Job, index 0 on node-a", func(t *testing.T) {
+	step(t, "lead cluster: provider CRDs, root MiniCluster, its lead broker Service and Job, index 0 on node-a", func(t *testing.T) {
 		installProviderCRDs(t, lead)
 		createNamespace(t, lead, ns)
 		createRoot(t, lead, exampleClaim(t, lead, "examples/bursting-root/claim.yaml", ns, ""))
@@ -163,7 +178,7 @@ func TestBurst(t *testing.T) {
 		if err := remote.Install(ctx(t)); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("installed compositions/ in the burst cluster in %s", time.Since(start).Round(100*time.Millisecond))
+		t.Logf("installed the %s shape's XRD and Composition in the burst cluster in %s", remote.Shape(), time.Since(start).Round(100*time.Millisecond))
 
 		eventually(t, 2*time.Minute, "the burst cluster holds the certificate copy and MiniCluster "+cluster, func() error {
 			return wantBurstClaim(t, remote, target, cluster, "203.0.113.10", nodePort, root, 4,
@@ -194,6 +209,7 @@ func TestBurst(t *testing.T) {
 		if err := remote.Client.Get(ctx(t), client.ObjectKey{Namespace: target, Name: cluster + "-lead-broker"}, &corev1.Service{}); !kerrors.IsNotFound(err) {
 			t.Errorf("the burst composed a lead broker Service of its own (err %v); only a root has one", err)
 		}
+		checkServedShape(t, remote, target, cluster)
 
 		eventually(t, time.Minute, "Burst "+burstName+" is Synced with status.atProvider", func() error {
 			return wantBurst(t, lead, ns, burstName, map[string]any{
@@ -350,6 +366,7 @@ func TestBurst(t *testing.T) {
 		eventually(t, 2*time.Minute, "the lead cluster's function composed "+cluster2+"-entrypoint", func() error {
 			return burstHostsErr(t, lead, localNS, cluster2, "10.0.0.3", port2, "flux-two-[1-3],burst-1-[0-1]")
 		})
+		checkServedShape(t, lead, localNS, cluster2)
 		eventually(t, time.Minute, "Burst "+burst2+" is Synced", func() error {
 			return wantBurst(t, lead, ns, burst2, map[string]any{"address": "10.0.0.3", "port": int64(port2), "claim": localNS + "/" + cluster2}, "Synced")
 		})
@@ -383,6 +400,23 @@ func TestBurst(t *testing.T) {
 			}
 			return nil
 		})
+		// What the burst cluster's Crossplane composed for it goes with it.
+		eventually(t, 2*time.Minute, "the burst MiniCluster's Job and entrypoint ConfigMap are gone", func() error {
+			var left []string
+			for _, o := range []client.Object{&batchv1.Job{}, &corev1.ConfigMap{}} {
+				name := cluster
+				if _, ok := o.(*corev1.ConfigMap); ok {
+					name += "-entrypoint"
+				}
+				if err := remote.Client.Get(ctx(t), client.ObjectKey{Namespace: target, Name: name}, o); !kerrors.IsNotFound(err) {
+					left = append(left, fmt.Sprintf("%T %s/%s (%v)", o, target, name, err))
+				}
+			}
+			if len(left) > 0 {
+				return fmt.Errorf("still there: %s", strings.Join(left, ", "))
+			}
+			return nil
+		})
 		eventually(t, time.Minute, "ProviderConfig "+ns+"/cloud, no longer in use, is gone", func() error {
 			pc := &unstructured.Unstructured{}
 			pc.SetGroupVersionKind(schema.GroupVersionKind{Group: "bursting.flux-framework.org", Version: "v1alpha1", Kind: "ProviderConfig"})
@@ -403,16 +437,17 @@ func TestBurst(t *testing.T) {
 		}
 	})
 
-	t.Logf("TestBurst took %s", time.Since(begin).Round(100*time.Millisecond))
+	t.Logf("%s took %s", t.Name(), time.Since(begin).Round(100*time.Millisecond))
 }
 
 // ---------------------------------------------------------------- setup
 
 // startBurstClusters builds the function and the provider once and starts
-// the lead and burst control planes in parallel. Both are stopped when the
-// test ends; when it fails their logs (and the provider's, in the lead's
-// log directory) are kept and their last lines printed.
-func startBurstClusters(t *testing.T) (lead, remote *harness.ControlPlane, provider string) {
+// the lead and burst control planes, of the given shapes, in parallel. Both
+// are stopped when the test ends; when it fails their logs (and the
+// provider's, in the lead's log directory) are kept and their last lines
+// printed.
+func startBurstClusters(t *testing.T, leadShape, burstShape driver.Shape) (lead, remote *harness.ControlPlane, provider string) {
 	t.Helper()
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
@@ -448,16 +483,20 @@ func startBurstClusters(t *testing.T) (lead, remote *harness.ControlPlane, provi
 	start = time.Now()
 	cps := make([]*harness.ControlPlane, 2)
 	errs := make([]error, 2)
-	for i, name := range []string{"lead", "burst"} {
+	for i, shape := range []driver.Shape{leadShape, burstShape} {
+		name := []string{"lead", "burst"}[i]
+		if shape == driver.ShapeV2 {
+			name += "-v2"
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cps[i], errs[i] = harness.Start(c, harness.Options{
-				Name: name, RepoRoot: repo, Tools: &tools, FunctionBinary: fn,
+				Name: name, RepoRoot: repo, Tools: &tools, FunctionBinary: fn, Shape: shape,
 				Debug: os.Getenv("MC_E2E_DEBUG") != "", Logf: logf,
 				// The burst cluster gets the MiniCluster API only once
 				// the test has seen a Burst wait for it.
-				SkipInstall: name == "burst",
+				SkipInstall: i == 1,
 			})
 		}()
 	}
@@ -477,7 +516,7 @@ func startBurstClusters(t *testing.T) (lead, remote *harness.ControlPlane, provi
 			}
 			if t.Failed() {
 				cp.KeepDir()
-				fmt.Fprintf(os.Stderr, "\ne2e: TestBurst failed; %s control-plane logs are kept in %s\n", cp.Options().Name, cp.LogDir)
+				fmt.Fprintf(os.Stderr, "\ne2e: %s failed; %s control-plane logs are kept in %s\n", t.Name(), cp.Options().Name, cp.LogDir)
 				cp.DumpLogs(os.Stderr, 40)
 			}
 			wg.Add(1)
@@ -708,6 +747,44 @@ func wantBurstClaim(t *testing.T, cp *harness.ControlPlane, ns, name, address st
 		errs = append(errs, fmt.Sprintf("labels %v lack %s", c.GetLabels(), burstLabel))
 	}
 	return errorsJoin(errs)
+}
+
+// checkServedShape checks that a burst MiniCluster the controller made is
+// of the shape its control plane serves, and that Crossplane composed it as
+// such: a claim has Crossplane's fields at the top of its spec and is bound
+// to a cluster-scoped composite, which controls the Job; a v2 MiniCluster
+// keeps them under spec.crossplane and controls the Job itself.
+func checkServedShape(t *testing.T, cp *harness.ControlPlane, ns, name string) {
+	t.Helper()
+	mc, err := getClaim(t, cp, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _, _ := unstructured.NestedMap(mc.Object, "spec")
+	xp, _, _ := unstructured.NestedMap(mc.Object, "spec", "crossplane")
+	switch cp.Shape() {
+	case driver.ShapeV2:
+		if xp["compositionRef"] == nil || spec["resourceRef"] != nil || spec["compositionRef"] != nil {
+			t.Errorf("v2 MiniCluster %s/%s: spec.crossplane %v, spec.resourceRef %v, spec.compositionRef %v; want Crossplane's fields under spec.crossplane only",
+				ns, name, xp, spec["resourceRef"], spec["compositionRef"])
+		}
+	default:
+		if spec["resourceRef"] == nil || xp != nil {
+			t.Errorf("MiniCluster claim %s/%s: spec.resourceRef %v, spec.crossplane %v; want a claim bound to its composite", ns, name, spec["resourceRef"], xp)
+		}
+	}
+	xr, err := compositeOf(t, cp, mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{}
+	if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+		t.Fatal(err)
+	}
+	if err := ownedBy(job, xr); err != nil {
+		t.Error(err)
+	}
+	t.Logf("MiniCluster %s/%s is of the %s shape; its Job is controlled by %s %s", ns, name, cp.Shape(), xr.GetKind(), xr.GetName())
 }
 
 // msgLacksAPI is what a Burst whose target lacks the MiniCluster API says.
