@@ -3,6 +3,9 @@ package function
 import (
 	"time"
 
+	xpapiextv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -22,6 +25,29 @@ import (
 // one hour) still re-reconciles everything as a safety net. Without
 // realtime compositions the TTL is ignored and --poll-interval applies.
 const TTL = 24 * time.Hour
+
+// WatchesDroppedTTL is the TTL while Crossplane's circuit breaker drops the
+// composite's watch events (its Responsive condition is False). Crossplane
+// opens it when a composite gets a burst of events — as when its status
+// flaps under informer lag (crossplane/crossplane#7062) — and for its
+// cooldown (5 minutes by default) drops every event, a change of the
+// MiniCluster's spec included; with TTL alone such a change would wait for
+// the next resync, hours away. A run every 30 seconds while the breaker is
+// open picks it up instead: the requeue is not a watch event, so the
+// breaker does not drop it.
+const WatchesDroppedTTL = 30 * time.Second
+
+// ttlFor is the TTL of a response for the observed composite xr.
+func ttlFor(xr map[string]any) time.Duration {
+	st, _ := xr["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == string(xpapiextv1.TypeResponsive) && m["status"] == string(corev1.ConditionFalse) {
+			return WatchesDroppedTTL
+		}
+	}
+	return TTL
+}
 
 // toComposed converts a typed object into a desired composed resource with
 // the API machinery's converter. Fields the API server owns — an empty

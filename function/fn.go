@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"google.golang.org/protobuf/types/known/durationpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -89,6 +90,9 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		return rsp, nil
 	}
 	log := f.log.WithValues("xr", oxr.Resource.GetName())
+	if ttl := ttlFor(oxr.Resource.UnstructuredContent()); ttl != TTL {
+		rsp.Meta.Ttl = durationpb.New(ttl)
+	}
 
 	// The rules the XRD states, exactly as the API server applies them
 	// (defaults included); plan.New adds what a schema cannot say.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -504,6 +505,46 @@ func TestRunFunctionWarnings(t *testing.T) {
 			}
 			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
 				t.Errorf("%s\nwarnings %q, want one containing %q", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTTL(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		status string
+		want   time.Duration
+	}{
+		"NoConditions": {
+			reason: "A composite Crossplane watches as usual is composed again on any change: the long TTL.",
+			want:   TTL,
+		},
+		"WatchCircuitClosed": {
+			reason: "Responsive=True: Crossplane's circuit breaker passes the composite's watch events.",
+			status: `{"conditions":[{"type":"Responsive","status":"True","reason":"WatchCircuitClosed"}]}`,
+			want:   TTL,
+		},
+		"WatchCircuitOpen": {
+			reason: "Responsive=False: the breaker drops watch events, a change of the spec included, so the composition must run again soon by itself.",
+			status: `{"conditions":[{"type":"Ready","status":"True","reason":"Available"},{"type":"Responsive","status":"False","reason":"WatchCircuitOpen"}]}`,
+			want:   WatchesDroppedTTL,
+		},
+		"WatchCircuitOpenBadSpec": {
+			reason: "A Fatal result keeps the short TTL too: the fix the user applies may be dropped as well.",
+			status: `{"conditions":[{"type":"Responsive","status":"False","reason":"WatchCircuitOpen"}]}`,
+			want:   WatchesDroppedTTL,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := helloSpec
+			if name == "WatchCircuitOpenBadSpec" {
+				spec = `{"size":0,"containers":[]}`
+			}
+			rsp := run(t, req(xr(spec, tc.status), nil, ""))
+			if diff := cmp.Diff(tc.want, rsp.GetMeta().GetTtl().AsDuration()); diff != "" {
+				t.Errorf("%s\nTTL: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
