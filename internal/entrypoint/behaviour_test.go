@@ -692,6 +692,17 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				return [][]string{encode(), start(mp, std(), nil, cat(words("-Scontent.dump="+filepath.Join(filepath.Dir(mp), "nope.tar")), submit(hello...))...)}
 			},
 		},
+		"ArchiveIsDirectory": {
+			reason:  "An archive.path that is a directory (/tmp, a volume) is no archive: restoring it would stop the lead broker.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Archive.Path = filepath.Join(sb.root, "state")
+				mustMkdir(t, mc.Spec.Archive.Path)
+			},
+			want: func(mp string) [][]string {
+				return [][]string{encode(), start(mp, std(), nil, submit(hello...)...)}
+			},
+		},
 		"EnvironmentAndPythonPath": {
 			reason:  "flux.environment is exported to Flux and in flux-view.sh; pythonPath lands in PYTHONPATH of both.",
 			command: "echo hello world",

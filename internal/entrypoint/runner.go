@@ -191,7 +191,9 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) string {
 	s.blank()
 	s.line("brokerOptions=%s", array(BrokerOptions(mc, p)))
 	if a := mc.Spec.Archive.Path; a != "" {
-		s.line("if [ -e %s ]; then brokerOptions+=(%s); fi", shell.Quote(a), shell.Quote("-Scontent.restore="+a))
+		// A regular file only: Flux cannot restore a directory, and the
+		// lead broker would not start.
+		s.line("if [ -f %s ]; then brokerOptions+=(%s); fi", shell.Quote(a), shell.Quote("-Scontent.restore="+a))
 	}
 	if m != modeInteractive {
 		s.line("timed=()")
