@@ -1101,6 +1101,32 @@ func TestRunnerBatchJobs(t *testing.T) {
 				noCanary(t, "batch lines", sb)
 			},
 		},
+		"CommentLines": {
+			reason: "A line that starts with # is a comment, apostrophes and all; a # later in a line is a word like any other.",
+			command: "# prepare: don't split me\n" +
+				"echo a # b\n" +
+				"   # indented comment, it's skipped too\n" +
+				"echo c",
+			env: instance,
+			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+				mc.Spec.Containers[0].Batch = true
+				mc.Spec.Containers[0].Logs = filepath.Join(sb.root, "logs")
+			},
+			want: func(mp string) [][]string {
+				logs := filepath.Join(filepath.Dir(mp), "logs")
+				return [][]string{
+					encode(),
+					start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1")),
+					{"batch", "-n1", "--flags", "waitable", mp + "/flux-job.batch"},
+					sub(logs, "1", "echo", "a", "#", "b"),
+					sub(logs, "3", "echo", "c"),
+					{"queue", "idle"},
+					{"jobs", "-a"},
+					{"job", "wait", "--all"},
+					{"job", "wait", "--all"},
+				}
+			},
+		},
 		"Script": {
 			reason:  "batch with commands.script: the script is the batch script flux batch runs (it was never run before), with a #! added when it has none.",
 			command: "",

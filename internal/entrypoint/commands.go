@@ -98,11 +98,14 @@ func Prepare(mc *v1alpha2.MiniCluster, i int, pl Plan) (Commands, field.ErrorLis
 }
 
 // batchJobs splits every non-blank line of a batch command on its own: a
-// line is one job, so a quote cannot carry over to the next line.
+// line is one job, so a quote cannot carry over to the next line. A line
+// that starts with # is a comment, as in a shell script (otherwise "#"
+// would be submitted as a program, and an apostrophe in the comment would
+// be an open quote); a # later in a line is data like any other word.
 func batchJobs(p *field.Path, command string, errs field.ErrorList) ([]BatchJob, field.ErrorList) {
 	var jobs []BatchJob
 	for j, line := range strings.Split(command, "\n") {
-		if strings.TrimSpace(line) == "" {
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
 		w, err := shell.Split(line)
