@@ -55,23 +55,7 @@ func TestInstallFromPackages(t *testing.T) {
 		t.Skipf("the External runtime here runs the linux/amd64 image's binary; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	begin := time.Now()
-	repo, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli := toolPath(t, repo, envCrossplaneCLI, "crossplane-cli")
-	crane := toolPath(t, repo, envCrane, "crane")
-	work := t.TempDir()
-	c, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-
-	reg, err := harness.StartRegistry(c, crane, filepath.Join(work, "registry"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Stop() })
-	registry := reg.Addr + "/flux-framework"
-	t.Logf("registry on %s", reg.Addr)
+	repo, cli, crane, work, registry := packageRegistry(t)
 
 	// Not a step: -run TestInstallFromPackages/V2 must build them too.
 	start := time.Now()
@@ -630,4 +614,27 @@ func conditions(u *unstructured.Unstructured) string {
 		return "no conditions"
 	}
 	return strings.Join(out, ", ")
+}
+
+// packageRegistry is what the package tests share: the repository, the
+// Crossplane CLI and crane, a work directory, and a loopback registry (its
+// organisation flux-framework) that runs until the test ends.
+func packageRegistry(t *testing.T) (repo, cli, crane, work, registry string) {
+	t.Helper()
+	repo, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli = toolPath(t, repo, envCrossplaneCLI, "crossplane-cli")
+	crane = toolPath(t, repo, envCrane, "crane")
+	work = t.TempDir()
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	reg, err := harness.StartRegistry(c, crane, filepath.Join(work, "registry"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Stop() })
+	t.Logf("registry on %s", reg.Addr)
+	return repo, cli, crane, work, reg.Addr + "/flux-framework"
 }

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -56,21 +55,7 @@ func testUpgrade(t *testing.T, dependencyUpgrades bool) {
 	}
 	begin := time.Now()
 	top := t // what outlives a step is cleaned up when the test ends
-	repo, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli := toolPath(t, repo, envCrossplaneCLI, "crossplane-cli")
-	crane := toolPath(t, repo, envCrane, "crane")
-	work := t.TempDir()
-	c, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	reg, err := harness.StartRegistry(c, crane, filepath.Join(work, "registry"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Stop() })
-	registry := reg.Addr + "/flux-framework"
+	repo, cli, crane, work, registry := packageRegistry(t)
 	const v1, v2 = "v0.1.0", "v0.2.0"
 
 	// release builds and pushes the packages of a version and returns the
