@@ -62,26 +62,12 @@ spec: {size: 2}
 			reason: "Claims: a cluster-scoped XMiniCluster named after the claim, with Crossplane's claim labels (the claim's own labels stay on the claim).",
 			in:     claim,
 			shape:  ShapeClaims,
-			want: `apiVersion: flux-framework.org/v1alpha2
-kind: XMiniCluster
-metadata:
-  name: flux-sample
-  labels: {crossplane.io/claim-name: flux-sample, crossplane.io/claim-namespace: default}
-spec: {size: 2, containers: [{image: rockylinux:9}]}
-status: {maximumSize: 2}
-`,
+			want:   claimsComposite,
 		},
 		"DefaultShape": {
 			reason: "No shape is the claim shape.",
 			in:     claim,
-			want: `apiVersion: flux-framework.org/v1alpha2
-kind: XMiniCluster
-metadata:
-  name: flux-sample
-  labels: {crossplane.io/claim-name: flux-sample, crossplane.io/claim-namespace: default}
-spec: {size: 2, containers: [{image: rockylinux:9}]}
-status: {maximumSize: 2}
-`,
+			want:   claimsComposite,
 		},
 		"V2": {
 			reason: "v2: the MiniCluster itself, as written, in the default namespace kubectl would put it in.",
@@ -194,3 +180,14 @@ func TestRunV2(t *testing.T) {
 		t.Errorf("status differs between shapes (-claims, +v2):\n%s", diff)
 	}
 }
+
+// claimsComposite is the composite of the claim shape for the claim of
+// TestCompositeOf's cases.
+const claimsComposite = `apiVersion: flux-framework.org/v1alpha2
+kind: XMiniCluster
+metadata:
+  name: flux-sample
+  labels: {crossplane.io/claim-name: flux-sample, crossplane.io/claim-namespace: default}
+spec: {size: 2, containers: [{image: rockylinux:9}]}
+status: {maximumSize: 2}
+`
