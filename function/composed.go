@@ -39,12 +39,8 @@ const WatchesDroppedTTL = 30 * time.Second
 
 // ttlFor is the TTL of a response for the observed composite xr.
 func ttlFor(xr map[string]any) time.Duration {
-	st, _ := xr["status"].(map[string]any)
-	conds, _ := st["conditions"].([]any)
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == string(xpapiextv1.TypeResponsive) && m["status"] == string(corev1.ConditionFalse) {
-			return WatchesDroppedTTL
-		}
+	if c := observedCondition(xr, string(xpapiextv1.TypeResponsive)); c["status"] == string(corev1.ConditionFalse) {
+		return WatchesDroppedTTL
 	}
 	return TTL
 }

@@ -513,6 +513,7 @@ func TestRunFunctionWarnings(t *testing.T) {
 func TestTTL(t *testing.T) {
 	cases := map[string]struct {
 		reason string
+		spec   string // helloSpec if ""
 		status string
 		want   time.Duration
 	}{
@@ -532,15 +533,16 @@ func TestTTL(t *testing.T) {
 		},
 		"WatchCircuitOpenBadSpec": {
 			reason: "A Fatal result keeps the short TTL too: the fix the user applies may be dropped as well.",
+			spec:   `{"size":0,"containers":[]}`,
 			status: `{"conditions":[{"type":"Responsive","status":"False","reason":"WatchCircuitOpen"}]}`,
 			want:   WatchesDroppedTTL,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			spec := helloSpec
-			if name == "WatchCircuitOpenBadSpec" {
-				spec = `{"size":0,"containers":[]}`
+			spec := tc.spec
+			if spec == "" {
+				spec = helloSpec
 			}
 			rsp := run(t, req(xr(spec, tc.status), nil, ""))
 			if diff := cmp.Diff(tc.want, rsp.GetMeta().GetTtl().AsDuration()); diff != "" {

@@ -198,14 +198,22 @@ func (s ClusterStatus) ReportFinished(rsp *fnv1.RunFunctionResponse, xr map[stri
 // observedFinishedMessage is the message of the composite's Finished
 // condition when it says the cluster ended in phase.
 func observedFinishedMessage(xr map[string]any, phase string) string {
+	if m := observedCondition(xr, ConditionFinished); m["status"] == string(corev1.ConditionTrue) && m["reason"] == phase {
+		msg, _ := m["message"].(string)
+		return msg
+	}
+	return ""
+}
+
+// observedCondition is the condition of type typ of the composite xr as
+// observed, nil if it has none.
+func observedCondition(xr map[string]any, typ string) map[string]any {
 	st, _ := xr["status"].(map[string]any)
 	conds, _ := st["conditions"].([]any)
 	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == ConditionFinished && m["status"] == string(corev1.ConditionTrue) && m["reason"] == phase {
-			msg, _ := m["message"].(string)
-			return msg
+		if m, _ := c.(map[string]any); m["type"] == typ {
+			return m
 		}
 	}
-	return ""
+	return nil
 }

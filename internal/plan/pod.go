@@ -16,12 +16,25 @@ import (
 // on the broker pods; a user's value would be overwritten or break the
 // Services' and the scale subresource's selectors.
 var ownedPodLabels = map[string]string{
-	LabelApp:         "the MiniCluster",
-	LabelName:        "the MiniCluster (the pods' Services select on it)",
-	LabelSelector:    "the MiniCluster (the scale subresource selects on it)",
-	LabelNamespace:   "the MiniCluster",
-	LabelJobName:     "the Job controller",
-	"controller-uid": "the Job controller",
+	LabelApp:           "the MiniCluster",
+	LabelName:          "the MiniCluster (the pods' Services select on it)",
+	LabelSelector:      "the MiniCluster (the scale subresource selects on it)",
+	LabelNamespace:     "the MiniCluster",
+	LabelJobName:       "the Job controller",
+	labelControllerUID: "the Job controller",
+}
+
+// labelControllerUID and labelPrefixBatch are label keys of the Job
+// controller on the pods it creates, with LabelJobName.
+const (
+	labelControllerUID = "controller-uid"
+	labelPrefixBatch   = "batch.kubernetes.io/"
+)
+
+// jobControllerLabel reports whether the Job controller sets label key k
+// on the pods it creates.
+func jobControllerLabel(k string) bool {
+	return k == LabelJobName || k == labelControllerUID || strings.HasPrefix(k, labelPrefixBatch)
 }
 
 // checkPod checks pod-level settings with the rules Kubernetes applies to
@@ -36,7 +49,7 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	for _, k := range sortedKeys(s.JobLabels) {
 		kp := field.NewPath("spec", "jobLabels").Key(k)
 		switch {
-		case k == LabelJobName || k == "controller-uid" || strings.HasPrefix(k, "batch.kubernetes.io/"):
+		case jobControllerLabel(k):
 			// On the Job they would make selectors meant for the pods
 			// (kubectl get pods -l job-name=...) pick the wrong object.
 			errs = append(errs, field.Forbidden(kp, "is a label the Job controller sets on the broker pods: use another label key"))
@@ -48,7 +61,7 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	for _, k := range sortedKeys(pod.Labels) {
 		if who, ok := ownedPodLabels[k]; ok {
 			errs = append(errs, field.Forbidden(p.Child("labels").Key(k), "is set on the broker pods by "+who+": use another label key"))
-		} else if strings.HasPrefix(k, "batch.kubernetes.io/") {
+		} else if strings.HasPrefix(k, labelPrefixBatch) {
 			errs = append(errs, field.Forbidden(p.Child("labels").Key(k), "batch.kubernetes.io/ labels are set on the broker pods by the Job controller: use another label key"))
 		}
 	}
