@@ -369,14 +369,11 @@ func TestWrites(t *testing.T) {
 // claims when it is unset.
 func envShape(t *testing.T, name string) driver.Shape {
 	t.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return driver.ShapeClaims
+	shape, err := driver.ParseShape(os.Getenv(name))
+	if err != nil {
+		t.Fatalf("$%s: %v", name, err)
 	}
-	if !slices.Contains(driver.Shapes, driver.Shape(v)) {
-		t.Fatalf("$%s=%q: want one of %v", name, v, driver.Shapes)
-	}
-	return driver.Shape(v)
+	return shape
 }
 
 // writeReport writes r as indented JSON to path, if not "".
