@@ -172,9 +172,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composed resources"))
 		return rsp, nil
 	}
-	// Desired resources of earlier pipeline steps are kept; the ones composed
-	// here replace any of the same name.
+	// Desired resources of earlier pipeline steps are kept, and count
+	// towards the MiniCluster's readiness as Crossplane counts them; the
+	// ones composed here replace any of the same name.
 	job := observedJob(observed)
+	clusterReady := true
 	for _, o := range objs {
 		u, err := toComposed(o.Object)
 		if err != nil {
@@ -182,7 +184,15 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 			return rsp, nil
 		}
 		stampVersion(u)
-		desired[resource.Name(o.Name)] = &resource.DesiredComposed{Resource: u, Ready: ready(o.Name, observed[resource.Name(o.Name)], job, p.ReadyQuorum)}
+		if ready(o.Name, observed[resource.Name(o.Name)], job, p.ReadyQuorum) != resource.ReadyTrue {
+			clusterReady = false
+		}
+		desired[resource.Name(o.Name)] = &resource.DesiredComposed{Resource: u, Ready: resource.ReadyTrue}
+	}
+	for _, d := range desired {
+		if d.Ready != resource.ReadyTrue {
+			clusterReady = false
+		}
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
@@ -205,6 +215,15 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	// round trip: the status is plain strings and integers, which become the
 	// same protobuf numbers either way.
 	dxr.Resource.Object["status"] = st.Object()
+	// Readiness is the MiniCluster's, reported on the composite; every
+	// composed object is reported ready. Crossplane takes an explicit
+	// composite readiness over its composed objects', and it records an
+	// event for every unready object on every composition run: the Job
+	// alone would cost one each run until its brokers are up.
+	dxr.Ready = resource.ReadyFalse
+	if clusterReady {
+		dxr.Ready = resource.ReadyTrue
+	}
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
 		return rsp, nil

@@ -193,9 +193,12 @@ func TestRunFunctionHelloWorld(t *testing.T) {
 		if ns := r.GetResource().AsMap()["metadata"].(map[string]any)["namespace"]; ns != "tenant-a" {
 			t.Errorf("%s is in namespace %v, want the claim's namespace tenant-a", name, ns)
 		}
-		if r.GetReady() != fnv1.Ready_READY_FALSE {
-			t.Errorf("%s is ready before anything was observed", name)
+		if r.GetReady() != fnv1.Ready_READY_TRUE {
+			t.Errorf("%s: readiness %v, want READY_TRUE: readiness is reported on the composite", name, r.GetReady())
 		}
+	}
+	if got := rsp.GetDesired().GetComposite().GetReady(); got != fnv1.Ready_READY_FALSE {
+		t.Errorf("the MiniCluster is %v before anything was observed, want READY_FALSE", got)
 	}
 
 	job := desired(t, rsp, "job", &batchv1.Job{})
@@ -345,6 +348,17 @@ func TestRunFunctionScaling(t *testing.T) {
 	}
 }
 
+// observedWithJob is hello-world's composed objects as observed, the Job
+// as given.
+func observedWithJob(job string) map[string]string {
+	return map[string]string{
+		"job":        job,
+		"service":    `{"apiVersion":"v1","kind":"Service","metadata":{"name":"flux-sample"}}`,
+		"entrypoint": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"flux-sample"}}`,
+		"curve-cert": `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"flux-sample-curve-cert"}}`,
+	}
+}
+
 func TestRunFunctionReadiness(t *testing.T) {
 	jobWith := func(ready int32, complete bool) string {
 		job := &batchv1.Job{}
@@ -392,12 +406,19 @@ func TestRunFunctionReadiness(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := run(t, req(xr(tc.spec, ""), map[string]string{"job": tc.job, "service": `{"apiVersion":"v1","kind":"Service","metadata":{"name":"flux-sample"}}`}, ""))
-			if got := rsp.GetDesired().GetResources()["job"].GetReady(); got != tc.wantReady {
-				t.Errorf("%s\njob ready %v, want %v", tc.reason, got, tc.wantReady)
+			observed := observedWithJob(tc.job)
+			rsp := run(t, req(xr(tc.spec, ""), observed, ""))
+			if got := rsp.GetDesired().GetComposite().GetReady(); got != tc.wantReady {
+				t.Errorf("%s\nMiniCluster ready %v, want %v", tc.reason, got, tc.wantReady)
 			}
-			if got := rsp.GetDesired().GetResources()["service"].GetReady(); got != fnv1.Ready_READY_TRUE {
-				t.Errorf("%s\nan observed Service is ready, got %v", tc.reason, got)
+			delete(observed, "entrypoint")
+			if got := run(t, req(xr(tc.spec, ""), observed, "")).GetDesired().GetComposite().GetReady(); got != fnv1.Ready_READY_FALSE {
+				t.Errorf("%s\nwithout its ConfigMap the MiniCluster is %v, want READY_FALSE", tc.reason, got)
+			}
+			for name, r := range rsp.GetDesired().GetResources() {
+				if r.GetReady() != fnv1.Ready_READY_TRUE {
+					t.Errorf("%s\n%s reported %v, want READY_TRUE (readiness is the composite's)", tc.reason, name, r.GetReady())
+				}
 			}
 			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
 			if st["phase"] != tc.wantPhase {

@@ -13,8 +13,8 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// Ready says whether a composed resource is ready. Crossplane takes only the
-// function's word for it, and the MiniCluster is Ready when all are.
+// Ready says whether a composed resource is ready. The MiniCluster is Ready
+// when all are; RunFunction reports that on the composite.
 //   - The Job is ready once enough brokers are up (ready pods >= quorum),
 //     and stays ready once it has succeeded (SuccessCriteriaMet, then
 //     Complete), while the job controller stops the followers. A Job that

@@ -67,7 +67,7 @@ func status(p *plan.Plan, observed map[resource.Name]resource.ObservedComposed, 
 		Phase:       v1alpha2.PhasePending,
 	}}
 	if job != nil {
-		st.Job = v1alpha2.JobStatus{Active: job.Status.Active, Succeeded: job.Status.Succeeded, Failed: job.Status.Failed}
+		st.Job = v1alpha2.JobStatus{Succeeded: job.Status.Succeeded, Failed: job.Status.Failed}
 		if job.Status.Ready != nil {
 			st.Job.Ready = *job.Status.Ready
 		}

@@ -254,8 +254,8 @@ func TestRunFunctionLifecycle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rsp := run(t, req(xr(helloSpec, ""), map[string]string{"job": string(b)}, ""))
-			got := want{ready: rsp.GetDesired().GetResources()["job"].GetReady()}
+			rsp := run(t, req(xr(helloSpec, ""), observedWithJob(string(b)), ""))
+			got := want{ready: rsp.GetDesired().GetComposite().GetReady()}
 			got.phase, _ = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["phase"].(string)
 			for _, c := range rsp.GetConditions() {
 				if c.GetType() == ConditionFinished {

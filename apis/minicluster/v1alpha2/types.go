@@ -926,10 +926,11 @@ type MiniClusterStatus struct {
 	LeadBroker *LeadBrokerStatus `json:"leadBroker,omitempty"`
 }
 
-// JobStatus counts the Job's pods.
+// JobStatus counts the Job's pods that tell how the cluster is doing. It
+// has no count of pods created (the Job's status.active): that count
+// changes as the job controller creates pods, and every change of the
+// status costs a composition run and, with claims, a claim update.
 type JobStatus struct {
-	// +optional
-	Active int32 `json:"active,omitempty"`
 	// Ready counts pods whose broker is up.
 	// +optional
 	Ready int32 `json:"ready,omitempty"`
