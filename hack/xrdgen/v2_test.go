@@ -222,9 +222,9 @@ func TestV2RulesOnlyReadOurFields(t *testing.T) {
 	}
 }
 
-// TestV2Composition keeps compositions/v2/composition.yaml the claim
-// shape's Composition but for the composite kind it composes: one pipeline,
-// one set of platform defaults.
+// TestV2Composition checks the committed v2 Composition, which make generate
+// derives: the claim shape's Composition but for the composite kind it
+// composes, so one pipeline and one set of platform defaults serve both.
 func TestV2Composition(t *testing.T) {
 	read := func(path string) map[string]any {
 		t.Helper()
@@ -246,5 +246,48 @@ func TestV2Composition(t *testing.T) {
 	ref["kind"] = "XMiniCluster"
 	if diff := cmp.Diff(claims, v2); diff != "" {
 		t.Errorf("the Compositions differ beyond the composite kind (-claims, +v2):\n%s", diff)
+	}
+}
+
+func TestV2CompositionText(t *testing.T) {
+	const ref = "spec:\n  compositeTypeRef:\n    apiVersion: flux-framework.org/v1alpha2\n"
+	cases := map[string]struct {
+		reason  string
+		claims  string
+		want    string
+		wantErr string
+	}{
+		"Kind": {
+			reason: "The composite kind is the one line that changes besides the header comment; other comments stay.",
+			claims: "# The claim shape's.\n# Two lines.\n" + ref + "    kind: XMiniCluster\n  # defaults\n  mode: Pipeline\n",
+			want:   compositionHeader + ref + "    kind: MiniCluster\n  # defaults\n  mode: Pipeline\n",
+		},
+		"NoKind": {
+			reason:  "A Composition written another way is refused rather than copied unchanged.",
+			claims:  ref + "    kind: \"XMiniCluster\"\n",
+			wantErr: "found it 0 times",
+		},
+		"TwoKinds": {
+			reason:  "A second line like it would make the replacement ambiguous.",
+			claims:  ref + "    kind: XMiniCluster\n  other:\n    kind: XMiniCluster\n",
+			wantErr: "found it 2 times",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := V2Composition([]byte(tc.claims))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%s\nV2Composition(...): error %v, want one containing %q", tc.reason, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nV2Composition(...): %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("%s\nV2Composition(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

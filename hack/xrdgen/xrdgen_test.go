@@ -24,9 +24,10 @@ func controllerGen(t *testing.T) string {
 	return string(bytes.TrimSpace(out))
 }
 
-// TestGeneratedFilesAreCurrent regenerates the XRDs of both shapes, the input CRD and the
-// deepcopy code from the Go types and fails if the committed files differ:
-// the schema is never edited by hand.
+// TestGeneratedFilesAreCurrent regenerates the XRDs of both shapes, the input
+// CRD and the deepcopy code from the Go types, and the v2 shape's
+// Composition from the claim shape's, and fails if the committed files
+// differ: none of them is edited by hand.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	cg := controllerGen(t)
 	root, err := filepath.Abs("../..")
@@ -50,6 +51,11 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	}
 	same(t, filepath.Join(root, "compositions/definition.yaml"), xrdOut)
 	same(t, filepath.Join(root, "compositions/v2/definition.yaml"), xrdV2Out)
+	compositionV2Out := filepath.Join(tmp, "composition-v2.yaml")
+	if err := v2CompositionFile(filepath.Join(root, "compositions/composition.yaml"), compositionV2Out); err != nil {
+		t.Fatal(err)
+	}
+	same(t, filepath.Join(root, "compositions/v2/composition.yaml"), compositionV2Out)
 
 	gen("crd", "paths=./apis/input/...", "output:crd:dir="+filepath.Join(tmp, "input"))
 	same(t, filepath.Join(root, "package/input/minicluster.fn.flux-framework.org_inputs.yaml"), filepath.Join(tmp, "input/minicluster.fn.flux-framework.org_inputs.yaml"))
