@@ -130,6 +130,11 @@ type loadReport struct {
 	// Whether the MiniClusters were Ready (their pods reported running
 	// and ready) in the steady-state window.
 	SteadyReady bool `json:"steadyReady,omitempty"`
+	// Composites whose watch circuit breaker was open (Responsive=False)
+	// when the steady window began: the function has each of them
+	// recomposed every 30 s until it closes (function.WatchesDroppedTTL),
+	// which costs writes in the window.
+	SteadyBreakerOpen int `json:"steadyBreakerOpen"`
 	// Writes per claim while the MiniClusters became Ready (pods reported
 	// running and ready), between convergence and the steady window.
 	ReadyWritesPerClaim         float64            `json:"readyWritesPerClaim,omitempty"`
@@ -359,7 +364,10 @@ func TestLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("load: converged; measuring the steady state for %s", steady)
+		if r.SteadyBreakerOpen, err = breakersOpen(cp, shape); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("load: converged; measuring the steady state for %s (%d composites with Responsive=False)", steady, r.SteadyBreakerOpen)
 		// Minute by minute, to tell a backlog draining (Crossplane's
 		// event recorder still writing what it queued while the
 		// MiniClusters converged) from a steady rate.
@@ -526,6 +534,27 @@ func allReady(t *testing.T, cp *harness.ControlPlane, claims []*unstructured.Uns
 		return fmt.Errorf("%d of %d MiniClusters are not Ready, e.g. %s", len(not), len(claims), not[0])
 	}
 	return nil
+}
+
+// breakersOpen counts the composites whose Responsive condition is False:
+// Crossplane's circuit breaker drops their watch events.
+func breakersOpen(cp *harness.ControlPlane, shape driver.Shape) (int, error) {
+	gvk := claimGVK
+	if shape == driver.ShapeClaims {
+		gvk = compositeGVK
+	}
+	got := &unstructured.UnstructuredList{}
+	got.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := cp.Client.List(context.Background(), got); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range got.Items {
+		if st, _ := condition(&got.Items[i], "Responsive"); st == "False" {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func met(ok bool) string {
