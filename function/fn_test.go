@@ -380,6 +380,7 @@ func TestRunFunctionReadiness(t *testing.T) {
 		reason    string
 		spec      string
 		job       string
+		earlier   *fnv1.Ready // an earlier pipeline step's object, of this readiness
 		wantReady fnv1.Ready
 		wantPhase string
 	}{
@@ -403,19 +404,44 @@ func TestRunFunctionReadiness(t *testing.T) {
 			spec:   helloSpec, job: jobWith(0, true),
 			wantReady: fnv1.Ready_READY_TRUE, wantPhase: "Succeeded",
 		},
+		"EarlierStepUnready": {
+			reason: "An object an earlier pipeline step composed without saying it is ready keeps the MiniCluster unready, as Crossplane would.",
+			spec:   helloSpec, job: jobWith(4, false), earlier: ptr.To(fnv1.Ready_READY_UNSPECIFIED),
+			wantReady: fnv1.Ready_READY_FALSE, wantPhase: "Running",
+		},
+		"EarlierStepReady": {
+			reason: "An earlier step's ready object does not.",
+			spec:   helloSpec, job: jobWith(4, false), earlier: ptr.To(fnv1.Ready_READY_TRUE),
+			wantReady: fnv1.Ready_READY_TRUE, wantPhase: "Running",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			observed := observedWithJob(tc.job)
-			rsp := run(t, req(xr(tc.spec, ""), observed, ""))
+			request := func() *fnv1.RunFunctionRequest {
+				r := req(xr(tc.spec, ""), observed, "")
+				if tc.earlier != nil {
+					r.Desired = &fnv1.State{Resources: map[string]*fnv1.Resource{
+						"earlier": {Resource: resource.MustStructJSON(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"extra"}}`), Ready: *tc.earlier},
+					}}
+				}
+				return r
+			}
+			rsp := run(t, request())
 			if got := rsp.GetDesired().GetComposite().GetReady(); got != tc.wantReady {
 				t.Errorf("%s\nMiniCluster ready %v, want %v", tc.reason, got, tc.wantReady)
 			}
 			delete(observed, "entrypoint")
-			if got := run(t, req(xr(tc.spec, ""), observed, "")).GetDesired().GetComposite().GetReady(); got != fnv1.Ready_READY_FALSE {
+			if got := run(t, request()).GetDesired().GetComposite().GetReady(); got != fnv1.Ready_READY_FALSE {
 				t.Errorf("%s\nwithout its ConfigMap the MiniCluster is %v, want READY_FALSE", tc.reason, got)
 			}
 			for name, r := range rsp.GetDesired().GetResources() {
+				if name == "earlier" {
+					if tc.earlier != nil && r.GetReady() != *tc.earlier {
+						t.Errorf("%s\nthe earlier step's object reported %v, want it kept as %v", tc.reason, r.GetReady(), *tc.earlier)
+					}
+					continue
+				}
 				if r.GetReady() != fnv1.Ready_READY_TRUE {
 					t.Errorf("%s\n%s reported %v, want READY_TRUE (readiness is the composite's)", tc.reason, name, r.GetReady())
 				}
