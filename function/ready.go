@@ -13,8 +13,10 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// Ready says whether a composed resource is ready. The MiniCluster is Ready
-// when all are; RunFunction reports that on the composite.
+// ready says whether a composed resource is ready, job being the observed
+// Job already converted (nil when it was not observed or does not convert:
+// RunFunction converts it once for readiness and status). The MiniCluster
+// is Ready when all are; RunFunction reports that on the composite.
 //   - The Job is ready once enough brokers are up (ready pods >= quorum),
 //     and stays ready once it has succeeded (SuccessCriteriaMet, then
 //     Complete), while the job controller stops the followers. A Job that
@@ -22,17 +24,6 @@ import (
 //     still up: the phase and the Finished condition say why.
 //   - The services Pod is ready when it runs (or ran) its containers.
 //   - Everything else is ready as soon as it exists.
-func Ready(name string, o resource.ObservedComposed, quorum int32) resource.Ready {
-	var job *batchv1.Job
-	if name == render.KeyJob {
-		job = observedJobOf(o)
-	}
-	return ready(name, o, job, quorum)
-}
-
-// ready is Ready with the observed Job already converted (nil when it was
-// not observed or does not convert): RunFunction converts it once for
-// Ready and Status.
 func ready(name string, o resource.ObservedComposed, job *batchv1.Job, quorum int32) resource.Ready {
 	if o.Resource == nil {
 		return resource.ReadyFalse
