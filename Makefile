@@ -81,7 +81,7 @@ load: ## The load test with a steady-state window: $(LOAD_CLAIMS) MiniClusters o
 		go test -count=1 -timeout=$(LOAD_TIMEOUT) -v -run '^TestLoad$$' ./test/e2e/
 
 .PHONY: load-1000
-load-1000: ## make load with 1,000 MiniClusters (about an hour on 2 cores).
+load-1000: ## make load with 1,000 MiniClusters (10 to 12 minutes on 2 cores).
 	@$(MAKE) load LOAD_CLAIMS=1000 LOAD_TIMEOUT=120m
 
 LOAD_CLAIMS ?= 100
