@@ -159,9 +159,6 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 			}
 		}
 	}
-	sub := func(logs string, j string, cmd ...string) []string {
-		return cat(words("submit", "--flags", "waitable", "--error="+logs+"/job-"+j+".err", "--output="+logs+"/job-"+j+".out"), cmd)
-	}
 
 	cases := map[string]runCase{
 		"HelloWorldLead": {
@@ -350,7 +347,7 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 					"flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-2.err\" --output=\"${FLUX_OUTPUT_DIR}/job-2.out\" echo two\n"+
 					"flux queue idle\nflux jobs -a\n# The batch job fails, and with it the MiniCluster, when one of its jobs did.\nflux job wait --all\n",
 				func(logs string) [][]string {
-					return [][]string{sub(logs, "0", "echo", "one"), sub(logs, "2", "echo", "two"), {"queue", "idle"}, {"jobs", "-a"}, {"job", "wait", "--all"}}
+					return [][]string{submitLine(logs, "0", "echo", "one"), submitLine(logs, "2", "echo", "two"), {"queue", "idle"}, {"jobs", "-a"}, {"job", "wait", "--all"}}
 				}),
 		},
 		"BatchFlags": {
@@ -412,7 +409,7 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 					"flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-0.err\" --output=\"${FLUX_OUTPUT_DIR}/job-0.out\" echo one\n"+
 					"flux queue idle\nflux jobs -a\n# The batch job fails, and with it the MiniCluster, when one of its jobs did.\nflux job wait --all\n",
 					func(logs string) [][]string {
-						return [][]string{sub(logs, "0", "echo", "one"), {"queue", "idle"}, {"jobs", "-a"}, {"job", "wait", "--all"}}
+						return [][]string{submitLine(logs, "0", "echo", "one"), {"queue", "idle"}, {"jobs", "-a"}, {"job", "wait", "--all"}}
 					})(t, sb, r)
 			},
 		},
@@ -1059,14 +1056,33 @@ func TestRunnerExitCode(t *testing.T) {
 	}
 }
 
+// submitLine is the flux submit the runner makes for line j of a batch,
+// its output and error under logs.
+func submitLine(logs string, j string, cmd ...string) []string {
+	return cat(words("submit", "--flags", "waitable", "--error="+logs+"/job-"+j+".err", "--output="+logs+"/job-"+j+".out"), cmd)
+}
+
 // TestRunnerBatchJobs runs batch mode end to end with the fake flux: flux
 // start runs its initial program, flux batch runs the batch script, and
 // the flux submit calls inside it record what each job would run.
 func TestRunnerBatchJobs(t *testing.T) {
 	t.Parallel()
 	instance := map[string]string{"FAKE_FLUX_INITIAL": "1"}
-	sub := func(logs string, j string, cmd ...string) []string {
-		return cat(words("submit", "--flags", "waitable", "--error="+logs+"/job-"+j+".err", "--output="+logs+"/job-"+j+".out"), cmd)
+	// Batch lines, with each job's output under the sandbox's logs.
+	linesWithLogs := func(mc *v1alpha2.MiniCluster, sb *sandbox) {
+		mc.Spec.Containers[0].Batch = true
+		mc.Spec.Containers[0].Logs = filepath.Join(sb.root, "logs")
+	}
+	// lines is what batch lines run: the batch, the submits of its lines
+	// (their logs beside mp), then the waits.
+	lines := func(mp string, submits func(logs string) [][]string) [][]string {
+		calls := [][]string{
+			encode(),
+			start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1")),
+			{"batch", "-n1", "--flags", "waitable", mp + "/flux-job.batch"},
+		}
+		calls = append(calls, submits(filepath.Join(filepath.Dir(mp), "logs"))...)
+		return append(calls, []string{"queue", "idle"}, []string{"jobs", "-a"}, []string{"job", "wait", "--all"}, []string{"job", "wait", "--all"})
 	}
 	rawNotes := "it's here\n\nand \"there\" $HOME\n"
 	cases := map[string]runCase{
@@ -1076,25 +1092,16 @@ func TestRunnerBatchJobs(t *testing.T) {
 				"echo \"a b\" 'c'\"d\" `touch pwned` && touch pwned\n" +
 				"   \n" +
 				"printf '%s\\n' \"$HOME\" '*' * | touch pwned",
-			env: instance,
-			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
-				mc.Spec.Containers[0].Batch = true
-				mc.Spec.Containers[0].Logs = filepath.Join(sb.root, "logs")
-			},
+			env:    instance,
+			mutate: linesWithLogs,
 			want: func(mp string) [][]string {
-				logs := filepath.Join(filepath.Dir(mp), "logs")
-				return [][]string{
-					encode(),
-					start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1")),
-					{"batch", "-n1", "--flags", "waitable", mp + "/flux-job.batch"},
-					sub(logs, "0", "echo", "$(touch", "pwned)", ";", "touch", "pwned"),
-					sub(logs, "1", "echo", "a b", "cd", "`touch", "pwned`", "&&", "touch", "pwned"),
-					sub(logs, "3", "printf", `%s\n`, "$HOME", "*", "*", "|", "touch", "pwned"),
-					{"queue", "idle"},
-					{"jobs", "-a"},
-					{"job", "wait", "--all"},
-					{"job", "wait", "--all"},
-				}
+				return lines(mp, func(logs string) [][]string {
+					return [][]string{
+						submitLine(logs, "0", "echo", "$(touch", "pwned)", ";", "touch", "pwned"),
+						submitLine(logs, "1", "echo", "a b", "cd", "`touch", "pwned`", "&&", "touch", "pwned"),
+						submitLine(logs, "3", "printf", `%s\n`, "$HOME", "*", "*", "|", "touch", "pwned"),
+					}
+				})
 			},
 			check: func(t *testing.T, sb *sandbox, _ result) {
 				t.Helper()
@@ -1107,24 +1114,12 @@ func TestRunnerBatchJobs(t *testing.T) {
 				"echo a # b\n" +
 				"   # indented comment, it's skipped too\n" +
 				"echo c",
-			env: instance,
-			mutate: func(mc *v1alpha2.MiniCluster, sb *sandbox) {
-				mc.Spec.Containers[0].Batch = true
-				mc.Spec.Containers[0].Logs = filepath.Join(sb.root, "logs")
-			},
+			env:    instance,
+			mutate: linesWithLogs,
 			want: func(mp string) [][]string {
-				logs := filepath.Join(filepath.Dir(mp), "logs")
-				return [][]string{
-					encode(),
-					start(mp, std(), nil, "sh", "-c", batchProgram(mp, "-n1")),
-					{"batch", "-n1", "--flags", "waitable", mp + "/flux-job.batch"},
-					sub(logs, "1", "echo", "a", "#", "b"),
-					sub(logs, "3", "echo", "c"),
-					{"queue", "idle"},
-					{"jobs", "-a"},
-					{"job", "wait", "--all"},
-					{"job", "wait", "--all"},
-				}
+				return lines(mp, func(logs string) [][]string {
+					return [][]string{submitLine(logs, "1", "echo", "a", "#", "b"), submitLine(logs, "3", "echo", "c")}
+				})
 			},
 		},
 		"Script": {
