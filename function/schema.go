@@ -29,7 +29,7 @@ type specChecker struct {
 // check applies the schema's defaults to xr (the observed composite's
 // content) and validates it. spec is the composite's spec as received.
 func (c *specChecker) check(ctx context.Context, spec *structpb.Value, xr map[string]any) field.ErrorList {
-	schema.Default(schema.Int64s(xr))
+	schema.Claims.Default(schema.Int64s(xr))
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(spec)
 	key := sha256.Sum256(b)
 	if err == nil {
@@ -40,7 +40,7 @@ func (c *specChecker) check(ctx context.Context, spec *structpb.Value, xr map[st
 			return nil
 		}
 	}
-	if errs := schema.Validate(ctx, xr); len(errs) > 0 {
+	if errs := schema.Claims.Validate(ctx, xr); len(errs) > 0 {
 		return errs
 	}
 	if err == nil {

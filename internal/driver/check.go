@@ -55,7 +55,7 @@ func (e *InvalidError) Error() string {
 
 // mcschemaVersion is the served version ("v1alpha2").
 func mcschemaVersion() string {
-	_, v, _ := strings.Cut(mcschema.APIVersion(), "/")
+	_, v, _ := strings.Cut(mcschema.Claims.APIVersion(), "/")
 	return v
 }
 

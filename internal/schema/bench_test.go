@@ -49,8 +49,8 @@ func benchObjects(b *testing.B) map[string]map[string]any {
 		"large":        decode(b, largeClaim()),
 	}
 	for name, o := range objs {
-		Default(o)
-		if errs := Validate(context.Background(), o); len(errs) > 0 {
+		Claims.Default(o)
+		if errs := Claims.Validate(context.Background(), o); len(errs) > 0 {
 			b.Fatalf("%s is invalid: %v", name, errs)
 		}
 	}
@@ -69,7 +69,7 @@ func BenchmarkValidate(b *testing.B) {
 			obj := objs[name]
 			b.ReportAllocs()
 			for b.Loop() {
-				if errs := Validate(ctx, obj); len(errs) > 0 {
+				if errs := Claims.Validate(ctx, obj); len(errs) > 0 {
 					b.Fatal(errs)
 				}
 			}
@@ -86,7 +86,7 @@ func BenchmarkValidateUpdate(b *testing.B) {
 			obj, old := objs[name], runtime.DeepCopyJSON(objs[name])
 			b.ReportAllocs()
 			for b.Loop() {
-				if errs := ValidateUpdate(ctx, obj, old); len(errs) > 0 {
+				if errs := Claims.ValidateUpdate(ctx, obj, old); len(errs) > 0 {
 					b.Fatal(errs)
 				}
 			}
@@ -102,7 +102,7 @@ func BenchmarkUnknown(b *testing.B) {
 			obj := objs[name]
 			b.ReportAllocs()
 			for b.Loop() {
-				if u := Unknown(obj); len(u) > 0 {
+				if u := Claims.Unknown(obj); len(u) > 0 {
 					b.Fatal(u)
 				}
 			}
@@ -130,8 +130,8 @@ func BenchmarkFunctionPath(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				obj := Int64s(runtime.DeepCopyJSONValue(floats).(map[string]any))
-				Default(obj)
-				if errs := Validate(ctx, obj); len(errs) > 0 {
+				Claims.Default(obj)
+				if errs := Claims.Validate(ctx, obj); len(errs) > 0 {
 					b.Fatal(errs)
 				}
 			}

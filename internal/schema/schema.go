@@ -6,8 +6,8 @@
 //
 // The CRDs are derived from the embedded XRDs with Crossplane's own
 // generator (crossplane-runtime's xcrd, the code Crossplane core runs), so
-// the fields Crossplane adds are known and validated as on a cluster. The
-// package-level functions are those of the claim shape
+// the fields Crossplane adds are known and validated as on a cluster. Claims
+// is the claim shape's schema
 // (compositions/definition.yaml: spec.compositionRef, spec.claimRef,
 // spec.resourceRefs, status.conditions, ...); V2 is the Crossplane v2
 // shape's (compositions/v2/definition.yaml: one kind, the namespaced
@@ -90,8 +90,7 @@ func newSchema(definition []byte) *Schema {
 var (
 	// Claims is the schema of the claim shape's XRD
 	// (compositions/definition.yaml): the namespaced claim MiniCluster and
-	// the cluster-scoped composite XMiniCluster. The package-level
-	// functions are its methods.
+	// the cluster-scoped composite XMiniCluster.
 	Claims = newSchema(compositions.Definition)
 	// V2 is the schema of the Crossplane v2 shape's XRD
 	// (compositions/v2/definition.yaml): the namespaced composite
@@ -117,9 +116,6 @@ func (s *Schema) mustLoad() *crds {
 	}
 	return c
 }
-
-// Load is Claims.Load.
-func Load() error { return Claims.Load() }
 
 // build derives the claim and composite CRDs from an XRD, as Crossplane
 // does, and the validators the API server would build for them.
@@ -228,12 +224,6 @@ func (s *Schema) APIVersion() string { return s.mustLoad().apiVersion }
 // (MiniCluster) and the composite resource's (XMiniCluster), for V2 the
 // composite's (MiniCluster).
 func (s *Schema) Kinds() []string { return append([]string(nil), s.mustLoad().kinds...) }
-
-// APIVersion is Claims.APIVersion.
-func APIVersion() string { return Claims.APIVersion() }
-
-// Kinds is Claims.Kinds.
-func Kinds() []string { return Claims.Kinds() }
 
 // forKind returns the CRD serving obj's kind, or nil.
 func (s *Schema) forKind(obj map[string]any) *crd {
@@ -381,25 +371,6 @@ func (s *Schema) ValidateUpdate(ctx context.Context, obj, old map[string]any) fi
 	}
 	celErrs, _ := c.cel.Validate(ctx, nil, c.structural, obj, old, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
 	return append(errs, sorted(celErrs)...)
-}
-
-// Default is Claims.Default.
-func Default(obj map[string]any) { Claims.Default(obj) }
-
-// Unknown is Claims.Unknown.
-func Unknown(obj map[string]any) []string { return Claims.Unknown(obj) }
-
-// Prune is Claims.Prune.
-func Prune(obj map[string]any) []string { return Claims.Prune(obj) }
-
-// Validate is Claims.Validate.
-func Validate(ctx context.Context, obj map[string]any) field.ErrorList {
-	return Claims.Validate(ctx, obj)
-}
-
-// ValidateUpdate is Claims.ValidateUpdate.
-func ValidateUpdate(ctx context.Context, obj, old map[string]any) field.ErrorList {
-	return Claims.ValidateUpdate(ctx, obj, old)
 }
 
 // sorted orders errs by field path, then message. The validators walk maps,

@@ -44,14 +44,14 @@ func messages(errs field.ErrorList) []string {
 }
 
 func TestLoad(t *testing.T) {
-	if err := Load(); err != nil {
+	if err := Claims.Load(); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"MiniCluster", "XMiniCluster"}, Kinds()); diff != "" {
+	if diff := cmp.Diff([]string{"MiniCluster", "XMiniCluster"}, Claims.Kinds()); diff != "" {
 		t.Errorf("Kinds: -want, +got:\n%s", diff)
 	}
-	if got := APIVersion(); got != "flux-framework.org/v1alpha2" {
-		t.Errorf("APIVersion() = %q", got)
+	if got := Claims.APIVersion(); got != "flux-framework.org/v1alpha2" {
+		t.Errorf("Claims.APIVersion() = %q", got)
 	}
 }
 
@@ -62,8 +62,8 @@ func TestLoadV2(t *testing.T) {
 	if diff := cmp.Diff([]string{"MiniCluster"}, V2.Kinds()); diff != "" {
 		t.Errorf("V2.Kinds: -want, +got:\n%s", diff)
 	}
-	if got := V2.APIVersion(); got != APIVersion() {
-		t.Errorf("V2.APIVersion() = %q, want the claim shape's %q", got, APIVersion())
+	if got := V2.APIVersion(); got != Claims.APIVersion() {
+		t.Errorf("V2.APIVersion() = %q, want the claim shape's %q", got, Claims.APIVersion())
 	}
 }
 
@@ -288,8 +288,8 @@ status:
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			obj := decode(t, tc.obj)
-			Default(obj)
-			got := messages(Validate(context.Background(), obj))
+			Claims.Default(obj)
+			got := messages(Claims.Validate(context.Background(), obj))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nValidate: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -359,10 +359,10 @@ func TestValidateUpdate(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			o := decode(t, old)
-			Default(o)
+			Claims.Default(o)
 			obj := decode(t, tc.obj)
-			Default(obj)
-			got := messages(ValidateUpdate(context.Background(), obj, o))
+			Claims.Default(obj)
+			got := messages(Claims.ValidateUpdate(context.Background(), obj, o))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nValidateUpdate: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -376,10 +376,10 @@ func TestValidateUpdate(t *testing.T) {
 func TestValidateUpdateRatchets(t *testing.T) {
 	old := decode(t, withSpec("  size: 4\n  containers: [{image: rockylinux:9, name: Bad}]\n"))
 	obj := decode(t, withSpec("  size: 2\n  containers: [{image: rockylinux:9, name: Bad}]\n"))
-	if errs := Validate(context.Background(), obj); len(errs) == 0 {
+	if errs := Claims.Validate(context.Background(), obj); len(errs) == 0 {
 		t.Fatal("the name is invalid on create")
 	}
-	if errs := ValidateUpdate(context.Background(), obj, old); len(errs) != 0 {
+	if errs := Claims.ValidateUpdate(context.Background(), obj, old); len(errs) != 0 {
 		t.Errorf("an unchanged invalid field blocks an update: %v", errs)
 	}
 }
@@ -461,17 +461,17 @@ status:
 		t.Run(name, func(t *testing.T) {
 			obj := decode(t, tc.obj)
 			before := decode(t, tc.obj)
-			got := Unknown(obj)
+			got := Claims.Unknown(obj)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nUnknown: -want, +got:\n%s", tc.reason, diff)
 			}
 			if diff := cmp.Diff(before, obj); diff != "" {
 				t.Errorf("Unknown changed its argument:\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.want, Prune(obj)); diff != "" {
+			if diff := cmp.Diff(tc.want, Claims.Prune(obj)); diff != "" {
 				t.Errorf("%s\nPrune: -want, +got:\n%s", tc.reason, diff)
 			}
-			if got := Unknown(obj); len(got) != 0 {
+			if got := Claims.Unknown(obj); len(got) != 0 {
 				t.Errorf("after Prune, Unknown = %v", got)
 			}
 		})
@@ -516,7 +516,7 @@ func TestDefault(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			obj := decode(t, tc.obj)
-			Default(obj)
+			Claims.Default(obj)
 			if diff := cmp.Diff(decode(t, tc.want), obj); diff != "" {
 				t.Errorf("%s\nDefault: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -562,11 +562,11 @@ func TestExamplesValidate(t *testing.T) {
 				name = strings.TrimPrefix(name, "../../") + "/" + obj["metadata"].(map[string]any)["name"].(string)
 				n++
 				t.Run(name, func(t *testing.T) {
-					if u := Unknown(obj); len(u) > 0 {
+					if u := Claims.Unknown(obj); len(u) > 0 {
 						t.Errorf("unknown fields: %v", u)
 					}
-					Default(obj)
-					if errs := Validate(context.Background(), obj); len(errs) > 0 {
+					Claims.Default(obj)
+					if errs := Claims.Validate(context.Background(), obj); len(errs) > 0 {
 						t.Errorf("invalid:\n%s", strings.Join(messages(errs), "\n"))
 					}
 				})
@@ -587,12 +587,12 @@ func TestConcurrent(t *testing.T) {
 			defer wg.Done()
 			for j := 0; j < 20; j++ {
 				obj := decode(t, withSpec("  size: 4\n  maxSize: 2\n  containers: [{image: rockylinux:9}]\n"))
-				Default(obj)
-				if got := len(Validate(context.Background(), obj)); got != 1 {
+				Claims.Default(obj)
+				if got := len(Claims.Validate(context.Background(), obj)); got != 1 {
 					t.Errorf("got %d errors", got)
 				}
-				_ = ValidateUpdate(context.Background(), obj, obj)
-				_ = Unknown(obj)
+				_ = Claims.ValidateUpdate(context.Background(), obj, obj)
+				_ = Claims.Unknown(obj)
 			}
 		}()
 	}
