@@ -1,9 +1,12 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/distribution/reference"
+	"github.com/opencontainers/go-digest"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -166,45 +169,21 @@ func checkImage(image string, p *field.Path) field.ErrorList {
 	return nil
 }
 
-// The grammar of github.com/distribution/reference, which the kubelet parses
-// images with (ParseNormalizedNamed).
-var (
-	imageReferenceRE = func() *regexp.Regexp {
-		alnum := `[a-z0-9]+`
-		separator := `(?:[._]|__|[-]+)`
-		component := alnum + `(?:` + separator + alnum + `)*`
-		domainComponent := `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-		host := `(?:` + domainComponent + `(?:\.` + domainComponent + `)*|\[[a-fA-F0-9:]+\])`
-		domain := host + `(?::[0-9]+)?`
-		name := `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
-		tag := `[\w][\w.-]{0,127}`
-		digest := `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
-		return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@(` + digest + `))?$`)
-	}()
-	// digestHexLengths are the digest algorithms the kubelet knows.
-	digestHexLengths = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
-)
-
-// nameTotalLengthMax is distribution/reference's bound on the name of an
-// image (without tag and digest).
-const nameTotalLengthMax = 255
-
-// imageReferenceError says why image is not a reference the kubelet parses,
-// or returns "".
+// imageReferenceError says why image is not a reference the kubelet
+// parses (with github.com/distribution/reference's ParseNormalizedNamed,
+// as here), or returns "".
 func imageReferenceError(image string) string {
-	m := imageReferenceRE.FindStringSubmatch(image)
+	_, err := reference.ParseNormalizedNamed(image)
 	switch {
-	case m == nil:
+	case err == nil:
+		return ""
+	case errors.Is(err, reference.ErrNameTooLong):
+		return fmt.Sprintf("the name has more than %d characters", reference.RepositoryNameTotalLengthMax)
+	case errors.Is(err, digest.ErrDigestInvalidFormat), errors.Is(err, digest.ErrDigestInvalidLength), errors.Is(err, digest.ErrDigestUnsupported):
+		return "the digest must be sha256:, sha384: or sha512: followed by its lowercase hexadecimal value"
+	default:
 		return "only lowercase letters, digits and separators in the repository, an optional tag after ':' and digest after '@'"
-	case len(m[1]) > nameTotalLengthMax:
-		return fmt.Sprintf("the name has more than %d characters", nameTotalLengthMax)
-	case m[2] != "":
-		alg, hex, _ := strings.Cut(m[2], ":")
-		if n, ok := digestHexLengths[alg]; !ok || len(hex) != n || strings.ToLower(hex) != hex {
-			return "the digest must be sha256:, sha384: or sha512: followed by its lowercase hexadecimal value"
-		}
 	}
-	return ""
 }
 
 // checkWorkingDir checks a container's working directory, which the

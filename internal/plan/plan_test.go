@@ -1452,8 +1452,6 @@ func raw(opts ...func(*v1alpha2.MiniCluster)) *v1alpha2.MiniCluster {
 
 func ptr[T any](v T) *T { return &v }
 
-// TestImageReference: the images github.com/distribution/reference (the
-// kubelet's parser) accepts pass, and those it refuses do not.
 // TestFSDSeconds: Flux durations as the overlay module reads them.
 func TestFSDSeconds(t *testing.T) {
 	cases := map[string]struct {
@@ -1476,6 +1474,8 @@ func TestFSDSeconds(t *testing.T) {
 	}
 }
 
+// TestImageReference: the images github.com/distribution/reference (the
+// kubelet's parser) accepts pass, and those it refuses do not.
 func TestImageReference(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("0123456789abcdef", 4)
 	cases := map[string]struct {
