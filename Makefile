@@ -53,7 +53,7 @@ lint: ## golangci-lint with .golangci.yml (gofmt, staticcheck, gosec, depguard's
 test-unit: ## Unit, script, CLI and generated-file tests.
 	@$(TOOLS) install shellcheck controller-gen czmq
 	MC_SHELLCHECK="$$($(TOOLS) path shellcheck)" MC_CONTROLLER_GEN="$$($(TOOLS) path controller-gen)" CURVE_CZMQ_TEST=1 \
-		go test $(GO_TEST_FLAGS) ./apis/... ./internal/... ./function/... ./cmd/... ./hack/... ./test/badclaims/... ./test/corpus/...
+		go test $(GO_TEST_FLAGS) ./apis/... ./internal/... ./function/... ./cmd/... ./hack/... ./test/badclaims/... ./test/corpus/... ./test/node/fluxstandin/...
 
 .PHONY: test-render
 test-render: build ## Render every example with the Crossplane CLI and compare with the goldens.
@@ -68,6 +68,11 @@ e2e: ## End-to-end tests on a real control plane: etcd, kube-apiserver, controll
 		MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
 		MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)" \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout=45m -v ./test/e2e/...
+
+.PHONY: e2e-node
+e2e-node: ## The README's flows and every example on a real node (kubelet, containerd, CoreDNS, images built here); needs root. MC_FLUX_PREFIX=DIR for real flux-core instead of the stand-in.
+	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
+	$(E2E_ENV) MC_E2E_NODE=1 go test $(GO_TEST_FLAGS) -count=1 -timeout=40m -v ./test/node/
 
 E2E_ENV = MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
 	MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
@@ -90,8 +95,8 @@ LOAD_STEADY ?= 5m
 LOAD_TIMEOUT ?= 30m
 
 .PHONY: dev-up
-dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function) in the background; prints export KUBECONFIG=...
-	@$(TOOLS) install kubernetes etcd crossplane-core
+dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function) and, as root, a real node in the background; prints export KUBECONFIG=...
+	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
 	@go build -o $(BIN)/devenv ./test/e2e/cmd/devenv
 	@$(BIN)/devenv up
 
@@ -108,7 +113,7 @@ golden: build ## Rewrite the render goldens (crossplane composition render and i
 	go test ./cmd/minicluster/ -run '^TestGoldens$$' -update
 
 .PHONY: test
-test: lint test-unit test-render test-fuzz e2e ## Every test.
+test: lint test-unit test-render test-fuzz e2e e2e-node ## Every test.
 	@echo "make test: all tests passed"
 
 .PHONY: clean

@@ -7,9 +7,11 @@
 #   hack/tools.sh versions            print the pinned versions
 #
 # Tool names: crossplane-cli crossplane-core kubernetes controller-gen crane
-# golangci-lint etcd shellcheck. Binary names for `path`: crossplane-cli
-# crossplane-core kube-apiserver kube-controller-manager controller-gen crane
-# golangci-lint etcd shellcheck.
+# golangci-lint etcd shellcheck czmq node coredns. Binary names for `path`:
+# crossplane-cli crossplane-core kube-apiserver kube-controller-manager
+# kube-scheduler kubelet kubectl controller-gen crane golangci-lint etcd
+# shellcheck coredns containerd ctr runc mmdebstrap. `node` is the real
+# node's Debian packages (containerd, runc, CNI plugins, mmdebstrap).
 #
 # Cache root: ${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}.
 # Every tool lives in a directory keyed by its version and is only (re)built
@@ -24,6 +26,7 @@ KUBERNETES_VERSION=v1.34.12     # module k8s.io/kubernetes; staging modules at v
 CONTROLLER_GEN_VERSION=v0.20.0  # module sigs.k8s.io/controller-tools
 CRANE_VERSION=v0.21.9           # module github.com/google/go-containerregistry (as used by the CLI)
 GOLANGCI_LINT_VERSION=v2.15.0   # module github.com/golangci/golangci-lint/v2 (config: .golangci.yml)
+COREDNS_VERSION=v1.13.1         # module github.com/coredns/coredns (only the plugins the real node needs)
 
 CROSSPLANE_CLI_MODULE=github.com/crossplane/cli/v2
 CROSSPLANE_CORE_MODULE=github.com/crossplane/crossplane/v2
@@ -31,8 +34,13 @@ KUBERNETES_MODULE=k8s.io/kubernetes
 CONTROLLER_GEN_MODULE=sigs.k8s.io/controller-tools
 CRANE_MODULE=github.com/google/go-containerregistry
 GOLANGCI_LINT_MODULE=github.com/golangci/golangci-lint/v2
+COREDNS_MODULE=github.com/coredns/coredns
+# The real node's Debian packages: the container runtime and its low-level
+# runtime, the CNI plugins (bridge, host-local, loopback), mmdebstrap for the
+# images and iproute2 for the node's bridge.
+NODE_PACKAGES=(containerd runc containernetworking-plugins mmdebstrap iproute2)
 
-ALL_TOOLS=(controller-gen golangci-lint etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes)
+ALL_TOOLS=(controller-gen golangci-lint etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes node coredns)
 
 ROOT="${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}"
 
@@ -47,7 +55,8 @@ usage: $0 install [NAME...]      install tools (default: all)
        $0 versions               print the pinned versions
 
 tools:    ${ALL_TOOLS[*]}
-binaries: crossplane-cli crossplane-core kube-apiserver kube-controller-manager controller-gen crane golangci-lint etcd shellcheck
+binaries: crossplane-cli crossplane-core kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl
+          controller-gen crane golangci-lint etcd shellcheck coredns containerd ctr
 cache:    $ROOT (override with MC_TOOLS_DIR)
 EOF
 }
@@ -165,6 +174,7 @@ tool_dir() { # NAME -> versioned directory
 	controller-gen) echo "$ROOT/controller-gen-$CONTROLLER_GEN_VERSION" ;;
 	crane) echo "$ROOT/crane-$CRANE_VERSION" ;;
 	golangci-lint) echo "$ROOT/golangci-lint-$GOLANGCI_LINT_VERSION" ;;
+	coredns) echo "$ROOT/coredns-$COREDNS_VERSION" ;;
 	*) die "unknown tool $1" ;;
 	esac
 }
@@ -173,12 +183,13 @@ bin_path() { # BINARY -> absolute path (may not exist)
 	case "$1" in
 	crossplane-cli | crossplane) echo "$(tool_dir crossplane-cli)/crossplane" ;;
 	crossplane-core) echo "$(tool_dir crossplane-core)/crossplane" ;;
-	kube-apiserver | kube-controller-manager) echo "$(tool_dir kubernetes)/$1" ;;
+	kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kubectl) echo "$(tool_dir kubernetes)/$1" ;;
 	controller-gen) echo "$(tool_dir controller-gen)/controller-gen" ;;
 	crane) echo "$(tool_dir crane)/crane" ;;
 	golangci-lint) echo "$(tool_dir golangci-lint)/golangci-lint" ;;
-	etcd | shellcheck) command -v "$1" 2>/dev/null || echo "/nonexistent/$1" ;;
-	*) die "unknown binary $1 (want one of: crossplane-cli crossplane-core kube-apiserver kube-controller-manager controller-gen crane golangci-lint etcd shellcheck)" ;;
+	coredns) echo "$(tool_dir coredns)/coredns" ;;
+	etcd | shellcheck | containerd | ctr | runc | mmdebstrap) command -v "$1" 2>/dev/null || echo "/nonexistent/$1" ;;
+	*) die "unknown binary $1 (want one of: crossplane-cli crossplane-core kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl controller-gen crane golangci-lint etcd shellcheck coredns containerd ctr runc mmdebstrap)" ;;
 	esac
 }
 
@@ -190,7 +201,10 @@ present() { # NAME -> true if installed and working
 	crossplane-core) runs_version "$CROSSPLANE_CORE_VERSION" "$(bin_path crossplane-core)" --version ;;
 	kubernetes)
 		runs_version "$KUBERNETES_VERSION" "$(bin_path kube-apiserver)" --version &&
-			runs_version "$KUBERNETES_VERSION" "$(bin_path kube-controller-manager)" --version
+			runs_version "$KUBERNETES_VERSION" "$(bin_path kube-controller-manager)" --version &&
+			runs_version "$KUBERNETES_VERSION" "$(bin_path kube-scheduler)" --version &&
+			runs_version "$KUBERNETES_VERSION" "$(bin_path kubelet)" --version &&
+			runs_version "$KUBERNETES_VERSION" "$(bin_path kubectl)" version --client
 		;;
 	controller-gen) runs_version "$CONTROLLER_GEN_VERSION" "$(bin_path controller-gen)" --version ;;
 	crane) runs_version "$CRANE_VERSION" "$(bin_path crane)" version ;;
@@ -198,8 +212,18 @@ present() { # NAME -> true if installed and working
 	etcd) command -v etcd >/dev/null 2>&1 && etcd --version >/dev/null 2>&1 ;;
 	shellcheck) command -v shellcheck >/dev/null 2>&1 && shellcheck --version >/dev/null 2>&1 ;;
 	czmq) [[ -f /usr/include/czmq.h ]] ;;
+	node) node_present ;;
+	coredns) runs_version "CoreDNS-${COREDNS_VERSION#v}" "$(bin_path coredns)" -version ;;
 	*) die "unknown tool $1" ;;
 	esac
+}
+
+node_present() {
+	local p
+	for p in "${NODE_PACKAGES[@]}"; do
+		[[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == "install ok installed" ]] || return 1
+	done
+	[[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback ]]
 }
 
 tool_version() {
@@ -213,6 +237,8 @@ tool_version() {
 	etcd) (etcd --version 2>/dev/null || true) | sed -n 's/^etcd Version: /v/p' | head -n1 ;;
 	shellcheck) (shellcheck --version 2>/dev/null || true) | sed -n 's/^version: /v/p' | head -n1 ;;
 	czmq) (dpkg-query -W -f='${Version}' libczmq-dev 2>/dev/null || true) ;;
+	node) (dpkg-query -W -f='${Version}' containerd 2>/dev/null || true) ;;
+	coredns) echo "$COREDNS_VERSION" ;;
 	esac
 }
 
@@ -307,25 +333,67 @@ build_kubernetes() {
 	done
 	k=$KUBERNETES_MODULE
 	build_copied_module kubernetes "$k" "$KUBERNETES_VERSION" "$staging" "$ld" \
-		cmd/kube-apiserver:kube-apiserver cmd/kube-controller-manager:kube-controller-manager
+		cmd/kube-apiserver:kube-apiserver cmd/kube-controller-manager:kube-controller-manager \
+		cmd/kube-scheduler:kube-scheduler cmd/kubelet:kubelet cmd/kubectl:kubectl
 }
 
-apt_install() { # PKG
+apt_install() { # PKG...
 	local -a sudo=()
 	if ((EUID != 0)); then
-		command -v sudo >/dev/null 2>&1 || die "need root or sudo to apt-get install $1"
+		command -v sudo >/dev/null 2>&1 || die "need root or sudo to apt-get install $*"
 		sudo=(sudo)
 	fi
-	command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install $1 by other means"
+	command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install $* by other means"
 	export DEBIAN_FRONTEND=noninteractive
-	if ! "${sudo[@]}" apt-get install -y -q --no-install-recommends "$1" >&2; then
-		log "  apt-get install $1 failed; running apt-get update and retrying"
+	if ! "${sudo[@]}" apt-get install -y -q --no-install-recommends "$@" >&2; then
+		log "  apt-get install $* failed; running apt-get update and retrying"
 		"${sudo[@]}" apt-get update -q >&2
-		"${sudo[@]}" apt-get install -y -q --no-install-recommends "$1" >&2
+		"${sudo[@]}" apt-get install -y -q --no-install-recommends "$@" >&2
 	fi
 }
 
 build_etcd() { apt_install etcd-server; }
+build_node() { apt_install "${NODE_PACKAGES[@]}"; }
+
+# CoreDNS with only the plugins the real node's cluster DNS uses: the full
+# plugin set (core/plugin) pulls in every cloud provider's SDK and triples
+# the build. The main below is ours; the plugins register themselves when
+# imported, and coremain orders them by CoreDNS's own directive list.
+build_coredns() {
+	local dir
+	dir=$(tool_dir coredns)
+	mkdir -p "$dir"
+	go_env
+	new_work
+	mkdir -p "$WORK/src"
+	cat >"$WORK/src/main.go" <<'GO'
+// Command coredns is CoreDNS with the plugins of the e2e tier's cluster DNS.
+package main
+
+import (
+	"github.com/coredns/coredns/core/dnsserver"
+	_ "github.com/coredns/coredns/plugin/bind"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/health"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/ready"
+	"github.com/coredns/coredns/coremain"
+)
+
+var _ = dnsserver.Directives
+
+func main() { coremain.Run() }
+GO
+	(cd "$WORK/src" && go mod init minicluster-tools/coredns >/dev/null 2>&1 &&
+		go mod edit -require="$COREDNS_MODULE@$COREDNS_VERSION" &&
+		go mod tidy >&2 &&
+		go build -trimpath -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" -o "$dir/.coredns.tmp.$$" .) >&2 ||
+		{ rm -f "$dir/.coredns.tmp.$$"; cleanup; WORK=""; die "building CoreDNS $COREDNS_VERSION failed"; }
+	mv -f "$dir/.coredns.tmp.$$" "$dir/coredns"
+	cleanup
+	WORK=""
+}
 build_shellcheck() { apt_install shellcheck; }
 # CZMQ is the independent oracle the CURVE certificate tests load our
 # certificates with (internal/curve, CURVE_CZMQ_TEST=1).
@@ -343,6 +411,8 @@ build_note() {
 	etcd) echo "Debian package etcd-server" ;;
 	shellcheck) echo "Debian package shellcheck" ;;
 	czmq) echo "Debian package libczmq-dev" ;;
+	node) echo "Debian packages ${NODE_PACKAGES[*]}" ;;
+	coredns) echo "cold build ~2-7 min on 2 cores" ;;
 	esac
 }
 
@@ -362,7 +432,7 @@ install_locked() {
 	fi
 	start=$SECONDS
 	case "$name" in
-	etcd | shellcheck | czmq) log "installing $name ($(build_note "$name"))..." ;;
+	etcd | shellcheck | czmq | node) log "installing $name ($(build_note "$name"))..." ;;
 	*) log "building $(label "$name") $(tool_version "$name") ($(build_note "$name"))..." ;;
 	esac
 	"build_${name//-/_}"
@@ -425,6 +495,8 @@ kubernetes      $KUBERNETES_MODULE $KUBERNETES_VERSION
 controller-gen  $CONTROLLER_GEN_MODULE $CONTROLLER_GEN_VERSION
 crane           $CRANE_MODULE $CRANE_VERSION
 golangci-lint   $GOLANGCI_LINT_MODULE $GOLANGCI_LINT_VERSION
+coredns         $COREDNS_MODULE $COREDNS_VERSION
+node            debian ${NODE_PACKAGES[*]}
 etcd            debian etcd-server
 shellcheck      debian shellcheck
 EOF

@@ -16,7 +16,6 @@ package harness
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -85,6 +84,9 @@ type Options struct {
 	CrossplaneFlags []string
 	// StartTimeout bounds Start (default 5 minutes).
 	StartTimeout time.Duration
+	// Node, when set, adds a real node beside the control plane: kubelet,
+	// kube-scheduler, containerd, CoreDNS (node.go). It needs root.
+	Node *NodeOptions
 }
 
 // Well-known names in the control plane.
@@ -151,6 +153,7 @@ type ControlPlane struct {
 	}
 
 	etcd, apiserver, kcm, crossplane, function *process
+	node                                       *Node
 
 	mu      sync.Mutex
 	stopped bool
@@ -252,6 +255,11 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err := step("starting kube-controller-manager", cp.startControllerManager); err != nil {
 		return cp, err
 	}
+	if opts.Node != nil {
+		if err := step("starting the real node (containerd, CoreDNS, kube-scheduler, kubelet)", cp.startNode); err != nil {
+			return cp, err
+		}
+	}
 	if err := step("crossplane core init", cp.initCrossplane); err != nil {
 		return cp, err
 	}
@@ -291,6 +299,26 @@ func (cp *ControlPlane) logf(format string, args ...any) {
 	cp.opts.Logf("[%s] "+format, append([]any{cp.opts.Name}, args...)...)
 }
 
+// writeKubeconfig writes a kubeconfig for a client certificate of user in
+// groups, issued by the control plane's CA, and returns its REST config.
+func (cp *ControlPlane) writeKubeconfig(file, user string, groups ...string) (*rest.Config, error) {
+	server := "https://127.0.0.1:" + strconv.Itoa(cp.ports.apiserver)
+	ca := cp.pki.ca
+	kp, err := ca.issue(certSpec{commonName: user, organization: groups, client: true})
+	if err != nil {
+		return nil, err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["minicluster-e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca.certPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.certPEM, ClientKeyData: kp.keyPEM}
+	cfg.Contexts["minicluster-e2e"] = &clientcmdapi.Context{Cluster: "minicluster-e2e", AuthInfo: user}
+	cfg.CurrentContext = "minicluster-e2e"
+	if err := clientcmd.WriteToFile(*cfg, file); err != nil {
+		return nil, err
+	}
+	return &rest.Config{Host: server, TLSClientConfig: rest.TLSClientConfig{CAData: ca.certPEM, CertData: kp.certPEM, KeyData: kp.keyPEM}}, nil
+}
+
 // setupPKI allocates ports and writes every certificate, key and kubeconfig.
 func (cp *ControlPlane) setupPKI(_ context.Context) error {
 	ports, err := freePorts(9)
@@ -317,6 +345,12 @@ func (cp *ControlPlane) setupPKI(_ context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The API server's identity when it calls a kubelet (logs, exec,
+	// port-forward): the real node's kubelet authorizes it by group.
+	kubeletClient, err := ca.issue(certSpec{commonName: "kube-apiserver-kubelet-client", organization: []string{"system:masters"}, client: true})
+	if err != nil {
+		return err
+	}
 	saKey, saPub, err := serviceAccountKey()
 	if err != nil {
 		return err
@@ -324,6 +358,7 @@ func (cp *ControlPlane) setupPKI(_ context.Context) error {
 	if err := writeFiles(dir, map[string][]byte{
 		"ca.crt": ca.certPEM, "apiserver.crt": serving.certPEM, "apiserver.key": serving.keyPEM,
 		"sa.key": saKey, "sa.pub": saPub,
+		"apiserver-kubelet-client.crt": kubeletClient.certPEM, "apiserver-kubelet-client.key": kubeletClient.keyPEM,
 	}); err != nil {
 		return err
 	}
@@ -331,22 +366,7 @@ func (cp *ControlPlane) setupPKI(_ context.Context) error {
 	cp.pki.saKey = filepath.Join(dir, "sa.key")
 	cp.pki.saPub = filepath.Join(dir, "sa.pub")
 
-	server := "https://127.0.0.1:" + strconv.Itoa(p.apiserver)
-	kubeconfig := func(file, user string, groups ...string) (*rest.Config, error) {
-		kp, err := ca.issue(certSpec{commonName: user, organization: groups, client: true})
-		if err != nil {
-			return nil, err
-		}
-		cfg := clientcmdapi.NewConfig()
-		cfg.Clusters["minicluster-e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca.certPEM}
-		cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.certPEM, ClientKeyData: kp.keyPEM}
-		cfg.Contexts["minicluster-e2e"] = &clientcmdapi.Context{Cluster: "minicluster-e2e", AuthInfo: user}
-		cfg.CurrentContext = "minicluster-e2e"
-		if err := clientcmd.WriteToFile(*cfg, file); err != nil {
-			return nil, err
-		}
-		return &rest.Config{Host: server, TLSClientConfig: rest.TLSClientConfig{CAData: ca.certPEM, CertData: kp.certPEM, KeyData: kp.keyPEM}}, nil
-	}
+	kubeconfig := cp.writeKubeconfig
 	cp.Kubeconfig = filepath.Join(cp.Dir, "admin.kubeconfig")
 	if cp.Config, err = kubeconfig(cp.Kubeconfig, "admin", "system:masters"); err != nil {
 		return err
@@ -411,6 +431,9 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 		"--service-account-signing-key-file=" + cp.pki.saKey,
 		"--allow-privileged=true",
 		"--endpoint-reconciler-type=none",
+		"--kubelet-client-certificate=" + filepath.Join(pki, "apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + filepath.Join(pki, "apiserver-kubelet-client.key"),
+		"--kubelet-preferred-address-types=InternalIP",
 		"--v=1",
 	}, nil, cp.Dir, cp.LogDir)
 	audit, err := cp.auditArgs()
@@ -444,10 +467,7 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(cp.ports.kcm),
 		"--cert-dir=" + filepath.Join(cp.Dir, "kcm-certs"),
-		// Jobs make pods, the garbage collector deletes what a deleted
-		// composite owned, namespaces can be deleted, and new namespaces
-		// get their default ServiceAccount (which pods need).
-		"--controllers=job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller",
+		"--controllers=" + strings.Join(cp.controllers(), ","),
 		"--use-service-account-credentials=false",
 		"--leader-elect=false",
 		"--service-account-private-key-file=" + cp.pki.saKey,
@@ -457,18 +477,7 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 	if err := cp.kcm.start(); err != nil {
 		return err
 	}
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed health endpoint
-	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", cp.ports.kcm)
-	if err := cp.waitFor(ctx, cp.kcm, time.Minute, "kube-controller-manager /healthz", func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		rsp, err := hc.Do(req)
-		if err != nil {
-			return false, err
-		}
-		defer rsp.Body.Close() //nolint:errcheck // read-only
-		b, _ := io.ReadAll(rsp.Body)
-		return rsp.StatusCode == http.StatusOK, fmt.Errorf("%s: %s", rsp.Status, b)
-	}); err != nil {
+	if err := cp.waitFor(ctx, cp.kcm, time.Minute, "kube-controller-manager /healthz", httpsHealthy(cp.ports.kcm)); err != nil {
 		return err
 	}
 	// Pods need their namespace's default ServiceAccount: waiting for the
@@ -477,6 +486,24 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 		err := cp.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
 		return err == nil, err
 	})
+}
+
+// controllers are the kube-controller-manager controllers the control plane
+// runs. Jobs make pods, the garbage collector deletes what a deleted
+// composite owned, namespaces can be deleted, and new namespaces get their
+// default ServiceAccount (which pods need). A real node needs more: CoreDNS
+// answers from EndpointSlices, the node lifecycle controller lifts the
+// not-ready taint, projected volumes need the root CA ConfigMap, finished
+// pods of deleted nodes are collected, and quotas are enforced only with
+// their controller. Without a node they would only add writes to the load
+// figures.
+func (cp *ControlPlane) controllers() []string {
+	c := []string{"job-controller", "garbage-collector-controller", "namespace-controller", "serviceaccount-controller"}
+	if cp.opts.Node != nil {
+		c = append(c, "endpointslice-controller", "node-lifecycle-controller", "root-ca-certificate-publisher-controller",
+			"pod-garbage-collector-controller", "resourcequota-controller")
+	}
+	return c
 }
 
 // waitFor polls cond every 250ms until it is true, the timeout passes, or p
@@ -517,14 +544,23 @@ func (cp *ControlPlane) Stop() error {
 	cp.stopped = true
 	cp.mu.Unlock()
 	var errs []string
-	for _, p := range []*process{cp.crossplane, cp.function, cp.kcm, cp.apiserver, cp.etcd} {
-		if p == nil {
-			continue
-		}
-		if err := p.stop(20 * time.Second); err != nil {
-			errs = append(errs, err.Error())
+	stop := func(ps ...*process) {
+		for _, p := range ps {
+			if p == nil {
+				continue
+			}
+			if err := p.stop(20 * time.Second); err != nil {
+				errs = append(errs, err.Error())
+			}
 		}
 	}
+	// Nothing makes pods once Crossplane and the controllers are gone; the
+	// node then drains through the API server before it stops.
+	stop(cp.crossplane, cp.function, cp.kcm)
+	if cp.node != nil {
+		errs = append(errs, cp.node.stop()...)
+	}
+	stop(cp.apiserver, cp.etcd)
 	if cp.tmpDir && !cp.keepDir {
 		if err := os.RemoveAll(cp.Dir); err != nil {
 			errs = append(errs, err.Error())
@@ -559,7 +595,11 @@ func (cp *ControlPlane) DumpLogs(w io.Writer, lines int) {
 // Pids returns the process id of every running process, by name.
 func (cp *ControlPlane) Pids() map[string]int {
 	m := map[string]int{}
-	for _, p := range []*process{cp.etcd, cp.apiserver, cp.kcm, cp.crossplane, cp.function} {
+	ps := []*process{cp.etcd, cp.apiserver, cp.kcm, cp.crossplane, cp.function}
+	if n := cp.node; n != nil {
+		ps = append(ps, n.containerd, n.coredns, n.scheduler, n.kubelet)
+	}
+	for _, p := range ps {
 		if p != nil && p.pid() != 0 && p.alive() == nil {
 			m[p.name] = p.pid()
 		}

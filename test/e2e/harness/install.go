@@ -90,7 +90,21 @@ func (cp *ControlPlane) Install(ctx context.Context) error {
 	if err := cp.WaitXRD(ctx, xrdName, 2*time.Minute); err != nil {
 		return err
 	}
-	if err := cp.ApplyFile(ctx, composition); err != nil {
+	objs, err := ReadObjects(filepath.Join(cp.opts.RepoRoot, composition))
+	if err != nil {
+		return err
+	}
+	if cp.opts.Node != nil {
+		// As a platform team whose registry holds its own Flux view: the
+		// node's images come from no registry, so the view every
+		// MiniCluster gets by default is the node's.
+		for _, o := range objs {
+			if err := setPlatformDefault(o, "fluxViewImage", ViewImageRef); err != nil {
+				return err
+			}
+		}
+	}
+	if err := cp.Apply(ctx, objs...); err != nil {
 		return err
 	}
 	return cp.waitFor(ctx, cp.crossplane, 2*time.Minute, "a CompositionRevision of "+CompositionName+" with ValidPipeline=True", func(ctx context.Context) (bool, error) {
@@ -110,6 +124,25 @@ func (cp *ControlPlane) Install(ctx context.Context) error {
 		}
 		return false, last
 	})
+}
+
+// setPlatformDefault sets one of the function input's platform defaults
+// in a Composition's pipeline.
+func setPlatformDefault(comp *unstructured.Unstructured, key, value string) error {
+	steps, _, err := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	if err != nil {
+		return err
+	}
+	for _, st := range steps {
+		m, ok := st.(map[string]any)
+		if !ok {
+			continue
+		}
+		if err := unstructured.SetNestedField(m, value, "input", "defaults", key); err != nil {
+			return err
+		}
+	}
+	return unstructured.SetNestedSlice(comp.Object, steps, "spec", "pipeline")
 }
 
 // WaitXRD waits until an XRD is Established and, if it has a claim,

@@ -175,3 +175,63 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// NodeTools are the binaries of the real node.
+type NodeTools struct {
+	Kubelet, KubeScheduler, Kubectl string
+	Containerd, Ctr                 string
+	CoreDNS                         string
+	// CNIBinDir holds the CNI plugins (Debian's containernetworking-plugins).
+	CNIBinDir string
+}
+
+// Environment variables that override where the node's tools are found.
+const (
+	EnvKubelet       = "MC_KUBELET"
+	EnvKubeScheduler = "MC_KUBE_SCHEDULER"
+	EnvKubectl       = "MC_KUBECTL"
+	EnvContainerd    = "MC_CONTAINERD"
+	EnvCtr           = "MC_CTR"
+	EnvCoreDNS       = "MC_COREDNS"
+	EnvCNIBinDir     = "MC_CNI_BIN_DIR"
+)
+
+// FindNodeTools locates the real node's binaries as FindTools does: from
+// the MC_* environment variables, else `hack/tools.sh path NAME`.
+func FindNodeTools(ctx context.Context, repoRoot string) (NodeTools, error) {
+	var missing []string
+	find := func(env, name string) string {
+		if p := os.Getenv(env); p != "" {
+			if isExecutable(p) {
+				return p
+			}
+			missing = append(missing, fmt.Sprintf("%s=%s is not an executable", env, p))
+			return ""
+		}
+		out, err := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "tools.sh"), "path", name).Output()
+		if p := strings.TrimSpace(string(out)); err == nil && isExecutable(p) {
+			return p
+		}
+		missing = append(missing, name)
+		return ""
+	}
+	t := NodeTools{
+		Kubelet:       find(EnvKubelet, "kubelet"),
+		KubeScheduler: find(EnvKubeScheduler, "kube-scheduler"),
+		Kubectl:       find(EnvKubectl, "kubectl"),
+		Containerd:    find(EnvContainerd, "containerd"),
+		Ctr:           find(EnvCtr, "ctr"),
+		CoreDNS:       find(EnvCoreDNS, "coredns"),
+		CNIBinDir:     os.Getenv(EnvCNIBinDir),
+	}
+	if t.CNIBinDir == "" {
+		t.CNIBinDir = "/usr/lib/cni"
+	}
+	if !isExecutable(filepath.Join(t.CNIBinDir, "bridge")) || !isExecutable(filepath.Join(t.CNIBinDir, "host-local")) {
+		missing = append(missing, "the CNI plugins bridge and host-local in "+t.CNIBinDir)
+	}
+	if len(missing) > 0 {
+		return t, fmt.Errorf("%w: %s (install them with: hack/tools.sh install kubernetes node coredns)", ErrToolsMissing, strings.Join(missing, ", "))
+	}
+	return t, nil
+}

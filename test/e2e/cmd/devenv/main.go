@@ -51,8 +51,9 @@ func main() {
 	}
 	dir := fs.String("dir", def, "state directory ($MC_DEVENV_DIR)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long up waits for the control plane")
+	node := fs.Bool("node", os.Geteuid() == 0, "add a real node (kubelet, containerd, CoreDNS, images built here); needs root")
 	_ = fs.Parse(os.Args[2:])
-	st := state{dir: *dir}
+	st := state{dir: *dir, node: *node}
 
 	var err error
 	switch cmd {
@@ -74,7 +75,11 @@ func main() {
 	}
 }
 
-type state struct{ dir string }
+type state struct {
+	dir string
+	// node adds a real node (kubelet, containerd, CoreDNS): as root only.
+	node bool
+}
 
 func (s state) pidFile() string    { return filepath.Join(s.dir, "devenv.pid") }
 func (s state) logFile() string    { return filepath.Join(s.dir, "devenv.log") }
@@ -130,7 +135,7 @@ func (s state) up(timeout time.Duration) error {
 		return err
 	}
 	defer logf.Close() //nolint:errcheck // the child has its own descriptor
-	cmd := exec.Command(self, "serve", "--dir", s.dir)
+	cmd := exec.Command(self, "serve", "--dir", s.dir, "--node="+strconv.FormatBool(s.node))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command and its terminal
 	if err := cmd.Start(); err != nil {
@@ -216,9 +221,28 @@ func (s state) serve() error {
 		return err
 	}
 	defer os.Remove(s.pidFile()) //nolint:errcheck // best effort
-	cp, err := harness.Start(ctx, harness.Options{Name: "dev", Dir: s.cpDir()})
+	opts := harness.Options{Name: "dev", Dir: s.cpDir()}
+	if s.node {
+		root, err := harness.RepoRoot()
+		if err != nil {
+			return err
+		}
+		logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+		imgs, err := harness.BuildNodeImages(ctx, root, harness.NodeImageCache(), logf)
+		if err != nil {
+			return fmt.Errorf("cannot build the node's images: %w", err)
+		}
+		opts.Node = &harness.NodeOptions{Images: imgs.Tarballs, PauseImage: harness.PauseImageRef}
+		opts.StartTimeout = 10 * time.Minute
+	}
+	cp, err := harness.Start(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if n := cp.Node(); n != nil {
+		fmt.Fprintf(os.Stderr, "devenv: node %s runs pods (%s); no registry is reachable, so point an example at the node's images:\n"+
+			"  sed -e 's#image: .*#image: %s#' examples/hello-world/claim.yaml | kubectl apply -f -\n"+
+			"  (the Flux view defaults to %s on this node)\n", n.Name, n.IP, harness.AppImageRef, harness.ViewImageRef)
 	}
 	if err := os.WriteFile(s.readyFile(), []byte(cp.Kubeconfig+"\n"), 0o600); err != nil {
 		_ = cp.Stop()

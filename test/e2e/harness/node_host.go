@@ -1,0 +1,318 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// hostState is what the real node changes on the host, recorded so that
+// restore puts it back: the bridge, the sysctls the kubelet insists on, the
+// cgroups it makes, the mounts under the node's directory and the log links
+// it writes outside it.
+type hostState struct {
+	bridge  string
+	sysctls map[string]string // key -> value before the node started
+	// logDirMade: /var/log/containers did not exist before the node.
+	logDirMade bool
+	ports      struct{ kubelet, kubeletHealthz, scheduler, dnsReady int }
+	logf       func(string, ...any)
+}
+
+// kubeletSysctls are the values the kubelet wants (its
+// protectKernelDefaults check); the host gets them only while the node runs.
+var kubeletSysctls = map[string]string{
+	"vm/overcommit_memory": "1",
+	"kernel/panic":         "10",
+	"kernel/panic_on_oops": "1",
+	"net/ipv4/ip_forward":  "", // recorded only: nothing may route pod traffic out
+}
+
+// containerLogDir is where the kubelet links every container's log,
+// whatever its root directory: it is not configurable.
+const containerLogDir = "/var/log/containers"
+
+// kubepodsCgroup is the cgroup the kubelet puts every pod under, in each
+// hierarchy (cgroupfs driver, cgroup root /).
+const kubepodsCgroup = "kubepods"
+
+func prepareHost(ctx context.Context, bridge, ip string, subnet *net.IPNet, logf func(string, ...any)) (*hostState, error) {
+	h := &hostState{bridge: bridge, sysctls: map[string]string{}, logf: logf}
+	if _, err := net.InterfaceByName(bridge); err == nil {
+		return nil, fmt.Errorf("network interface %s already exists: another real node runs here, or one was not stopped (remove it with `ip link del %s`)", bridge, bridge)
+	}
+	if dirs := kubepodsDirs(); len(dirs) > 0 {
+		return nil, fmt.Errorf("cgroup %s exists (%s): another kubelet runs on this machine, or one was not stopped", kubepodsCgroup, dirs[0])
+	}
+	if err := checkSubnetFree(subnet); err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return nil, err
+	}
+	h.ports.kubelet, h.ports.kubeletHealthz, h.ports.scheduler, h.ports.dnsReady = ports[0], ports[1], ports[2], ports[3]
+	if _, err := os.Stat(containerLogDir); errors.Is(err, os.ErrNotExist) {
+		h.logDirMade = true
+	}
+	for k, want := range kubeletSysctls {
+		b, err := os.ReadFile(filepath.Join("/proc/sys", k))
+		if err != nil {
+			return nil, fmt.Errorf("cannot read sysctl %s: %w", k, err)
+		}
+		h.sysctls[k] = strings.TrimSpace(string(b))
+		if want != "" && h.sysctls[k] != want {
+			if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(want), 0o644); err != nil { //nolint:gosec // procfs
+				return nil, fmt.Errorf("cannot set sysctl %s=%s for the kubelet: %w", k, want, err)
+			}
+		}
+	}
+	ones, _ := subnet.Mask.Size()
+	for _, args := range [][]string{
+		{"link", "add", bridge, "type", "bridge"},
+		{"addr", "add", ip + "/" + strconv.Itoa(ones), "dev", bridge},
+		{"link", "set", bridge, "up"},
+	} {
+		if out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput(); err != nil {
+			return h, fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return h, nil
+}
+
+// checkSubnetFree refuses a subnet that overlaps an address already on the
+// host: pod traffic would leave through that interface.
+func checkSubnetFree(subnet *net.IPNet) error {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return err
+	}
+	for _, i := range ifaces {
+		addrs, _ := i.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && (n.Contains(subnet.IP) || subnet.Contains(n.IP)) {
+				return fmt.Errorf("node subnet %s overlaps %s on %s: choose another (NodeOptions.Subnet)", subnet, n, i.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// kubepodsDirs lists the kubepods cgroup in every hierarchy that has it.
+func kubepodsDirs() []string {
+	var dirs []string
+	roots, _ := filepath.Glob("/sys/fs/cgroup/*")
+	roots = append(roots, "/sys/fs/cgroup")
+	for _, r := range roots {
+		d := filepath.Join(r, kubepodsCgroup)
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
+// killPods kills every process left in the pods' cgroups, so that no
+// container outlives the node.
+func (h *hostState) killPods() []string {
+	var errs []string
+	for range 20 {
+		pids := podPids()
+		if len(pids) == 0 {
+			return nil
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if pids := podPids(); len(pids) > 0 {
+		errs = append(errs, fmt.Sprintf("processes still in the pods' cgroups: %v", pids))
+	}
+	return errs
+}
+
+func podPids() []int {
+	seen := map[int]bool{}
+	var pids []int
+	for _, d := range kubepodsDirs() {
+		_ = filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err != nil || e.IsDir() || e.Name() != "cgroup.procs" {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+					seen[pid] = true
+					pids = append(pids, pid)
+				}
+			}
+			return nil
+		})
+	}
+	return pids
+}
+
+// restore undoes everything prepareHost and the node's processes changed.
+// It is best effort and reports what it could not undo.
+func (h *hostState) restore(nodeDir, containerdAddress string) []string {
+	var errs []string
+	// Shims outlive containerd by design; the node's are found by the
+	// socket they were given.
+	for _, pid := range processesWithArg(containerdAddress) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if err := unmountUnder(nodeDir); err != nil {
+		errs = append(errs, err.Error())
+	}
+	// The cgroups go deepest first: a cgroup with children cannot be
+	// removed.
+	for _, d := range kubepodsDirs() {
+		var sub []string
+		_ = filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil && e.IsDir() {
+				sub = append(sub, p)
+			}
+			return nil
+		})
+		sort.Slice(sub, func(i, j int) bool { return len(sub[i]) > len(sub[j]) })
+		for _, s := range sub {
+			if err := os.Remove(s); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Sprintf("cannot remove cgroup %s: %v", s, err))
+				break
+			}
+		}
+	}
+	if out, err := exec.Command("ip", "link", "del", h.bridge).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
+		errs = append(errs, fmt.Sprintf("ip link del %s: %v: %s", h.bridge, err, out))
+	}
+	for k, v := range h.sysctls {
+		cur, _ := os.ReadFile(filepath.Join("/proc/sys", k))
+		if strings.TrimSpace(string(cur)) == v {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(v), 0o644); err != nil { //nolint:gosec // procfs
+			errs = append(errs, fmt.Sprintf("cannot restore sysctl %s=%s: %v", k, v, err))
+		}
+	}
+	errs = append(errs, removeLogLinks(nodeDir, h.logDirMade)...)
+	return errs
+}
+
+// removeLogLinks removes the kubelet's links to the node's container logs
+// from /var/log/containers, and the directory if the node made it.
+func removeLogLinks(nodeDir string, dirMade bool) []string {
+	var errs []string
+	entries, _ := os.ReadDir(containerLogDir)
+	for _, e := range entries {
+		p := filepath.Join(containerLogDir, e.Name())
+		if t, err := os.Readlink(p); err == nil && strings.HasPrefix(t, nodeDir+"/") {
+			if err := os.Remove(p); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+	}
+	if dirMade {
+		if left, _ := os.ReadDir(containerLogDir); len(left) == 0 {
+			_ = os.Remove(containerLogDir)
+		}
+	}
+	return errs
+}
+
+// unmountUnder detaches every mount point below dir, deepest first
+// (container roots, the kubelet's secret and projected volumes, sandbox
+// shm).
+func unmountUnder(dir string) error {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	defer f.Close() //nolint:errcheck // read-only
+	var points []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMountPath(fields[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			points = append(points, mp)
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	var errs []string
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Sprintf("umount %s: %v", p, err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountPath(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// processesWithArg finds processes whose command line has arg as one of its
+// arguments.
+func processesWithArg(arg string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			if a == arg {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// insecureHealthClient reads the self-signed health endpoints of the
+// control plane's own components on 127.0.0.1.
+func insecureHealthClient() *http.Client {
+	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed, loopback
+}

@@ -1,0 +1,163 @@
+package node_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
+	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+)
+
+const (
+	leadSelector = "job-name=flux-sample,batch.kubernetes.io/job-completion-index=0"
+	podsSelector = "job-name=flux-sample"
+)
+
+// TestReadmeRunAMiniCluster runs the README's "Run a MiniCluster" section
+// command by command with hello-world, in namespace default as written:
+// apply, watch, logs, wait for the end, delete.
+func TestReadmeRunAMiniCluster(t *testing.T) {
+	readmeHelloWorld(t, nodePlane(t, driver.ShapeClaims))
+}
+
+// TestReadmeInteractive runs the README's interactive commands: wait for
+// Ready, attach through the lead, submit across the brokers, delete.
+func TestReadmeInteractive(t *testing.T) {
+	readmeInteractive(t, nodePlane(t, driver.ShapeClaims))
+}
+
+func readmeHelloWorld(t *testing.T, cp *harness.ControlPlane) {
+	const ns = "default"
+	start := time.Now()
+	mustKubectl(t, cp, "apply", "-f", manifest(t, "hello-world", ns, nil))
+
+	// kubectl get miniclusters -n default -w, read until the end.
+	phases := []string{}
+	maxBrokers := 0
+	eventually(t, 3*time.Minute, "PHASE Succeeded", func() error {
+		c, err := columns(t, cp, ns, "flux-sample")
+		if err != nil {
+			return err
+		}
+		if c["SIZE"] != "4" {
+			return fmt.Errorf("SIZE %q, want 4", c["SIZE"])
+		}
+		if n, err := strconv.Atoi(c["BROKERS"]); err == nil && n > maxBrokers {
+			maxBrokers = n
+		}
+		if len(phases) == 0 || phases[len(phases)-1] != c["PHASE"] {
+			phases = append(phases, c["PHASE"])
+		}
+		if c["PHASE"] == "Failed" {
+			return fmt.Errorf("PHASE Failed: %s", mustKubectl(t, cp, "describe", "minicluster", "flux-sample", "-n", ns))
+		}
+		if c["PHASE"] != "Succeeded" {
+			return fmt.Errorf("PHASE %q", c["PHASE"])
+		}
+		return nil
+	})
+	t.Logf("apply -> Succeeded in %s; phases %v; most brokers seen up %d", time.Since(start).Round(100*time.Millisecond), phases, maxBrokers)
+	if phases[0] != "Pending" && phases[0] != "" && phases[0] != "Running" {
+		t.Errorf("first PHASE %q, want Pending or Running", phases[0])
+	}
+
+	// The lead's log carries the job's output.
+	logs := mustKubectl(t, cp, "logs", "-n", ns, "-l", leadSelector, "--tail=-1")
+	if !strings.Contains(logs, "hello world") {
+		t.Errorf("kubectl logs of the lead: want %q in\n%s", "hello world", logs)
+	}
+	if out := mustKubectl(t, cp, "logs", "-n", ns, "job/flux-sample"); out == "" {
+		t.Error("kubectl logs job/flux-sample printed nothing")
+	}
+	// After the end every broker pod is still there, and its log readable.
+	pods := strings.Fields(mustKubectl(t, cp, "get", "pods", "-n", ns, "-l", podsSelector, "-o", "name"))
+	if len(pods) != 4 {
+		t.Errorf("after the end: %d broker pods, want 4: %v", len(pods), pods)
+	}
+	for _, p := range pods {
+		if _, err := kubectl(t, cp, "logs", "-n", ns, p); err != nil {
+			t.Errorf("after the end: %v", err)
+		}
+	}
+	out := mustKubectl(t, cp, "get", "pods", "-n", ns, "-l", podsSelector, "-L", "batch.kubernetes.io/job-completion-index")
+	t.Logf("pods:\n%s", out)
+
+	mustKubectl(t, cp, "wait", "minicluster/flux-sample", "-n", ns, "--for=condition=Finished", "--timeout=1m")
+	if got := mustKubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", "jsonpath={.status.phase}"); got != "Succeeded" {
+		t.Errorf("status.phase %q, want Succeeded", got)
+	}
+	mustKubectl(t, cp, "wait", "minicluster/flux-sample", "-n", ns, "--for=jsonpath={.status.phase}=Succeeded", "--timeout=1m")
+
+	deleteAndWaitGone(t, cp, ns, "flux-sample")
+}
+
+func readmeInteractive(t *testing.T, cp *harness.ControlPlane) {
+	const ns = "default"
+	mustKubectl(t, cp, "apply", "-f", manifest(t, "interactive", ns, nil))
+	mustKubectl(t, cp, "wait", "minicluster/flux-sample", "-n", ns, "--for=condition=Ready", "--timeout=5m")
+	eventually(t, time.Minute, "BROKERS 4, PHASE Running", func() error {
+		c, err := columns(t, cp, ns, "flux-sample")
+		if err != nil {
+			return err
+		}
+		if c["BROKERS"] != "4" || c["PHASE"] != "Running" {
+			return fmt.Errorf("BROKERS %q PHASE %q", c["BROKERS"], c["PHASE"])
+		}
+		return nil
+	})
+	lead := strings.TrimSpace(mustKubectl(t, cp, "get", "pods", "-n", ns, "-l", leadSelector,
+		"--field-selector=status.phase=Running", "-o", "name"))
+	if lead == "" || strings.Contains(lead, "\n") {
+		t.Fatalf("LEAD=%q, want one pod", lead)
+	}
+	inFlux := func(cmd string) string {
+		return mustKubectl(t, cp, "exec", "-n", ns, lead, "--", "bash", "-c", `. /mnt/flux/flux-view.sh && flux proxy "$fluxsocket" `+cmd)
+	}
+	res := inFlux("flux resource list")
+	t.Logf("flux resource list:\n%s", res)
+	if !strings.Contains(res, "flux-sample-[0-3]") {
+		t.Errorf("flux resource list: want the four brokers flux-sample-[0-3] in\n%s", res)
+	}
+	out := inFlux("flux submit -N4 --watch hostname")
+	for i := range 4 {
+		if want := fmt.Sprintf("flux-sample-%d", i); !strings.Contains(out, want) {
+			t.Errorf("flux submit -N4 --watch hostname: want %s in\n%s", want, out)
+		}
+	}
+	inFlux("flux submit -N2 hostname")
+	jobs := inFlux("flux jobs -a")
+	if strings.Count(jobs, "hostname") < 2 {
+		t.Errorf("flux jobs -a: want both jobs in\n%s", jobs)
+	}
+	deleteAndWaitGone(t, cp, ns, "flux-sample")
+}
+
+// deleteAndWaitGone deletes a MiniCluster as the README does and waits
+// until its composed objects and pods are gone.
+func deleteAndWaitGone(t *testing.T, cp *harness.ControlPlane, ns, name string) {
+	t.Helper()
+	start := time.Now()
+	mustKubectl(t, cp, "delete", "minicluster", name, "-n", ns)
+	eventually(t, 2*time.Minute, "every object and pod of "+name+" gone", func() error {
+		var left []string
+		for _, kind := range []string{"jobs", "pods", "services", "configmaps", "secrets"} {
+			out, err := kubectl(t, cp, "get", kind, "-n", ns, "-o", "name")
+			if err != nil {
+				return err
+			}
+			for _, o := range strings.Fields(out) {
+				if strings.Contains(o, "/"+name) {
+					left = append(left, o)
+				}
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("still there: %v", left)
+		}
+		return nil
+	})
+	t.Logf("delete -> gone in %s", time.Since(start).Round(100*time.Millisecond))
+}
