@@ -323,5 +323,3 @@ func httpsHealthy(port int) func(context.Context) (bool, error) {
 		return rsp.StatusCode == http.StatusOK, errors.New(rsp.Status)
 	}
 }
-
-
