@@ -74,6 +74,11 @@ e2e-node: ## The README's flows and every example on a real node (kubelet, conta
 	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
 	$(E2E_ENV) MC_E2E_NODE=1 go test $(GO_TEST_FLAGS) -count=1 -timeout=40m -v ./test/node/
 
+.PHONY: e2e-node-timings
+e2e-node-timings: ## Measure hello-world at sizes 4 and 8 on the real node (medians of 3; docs/performance.md); needs root.
+	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
+	$(E2E_ENV) MC_E2E_NODE=1 MC_NODE_TIMINGS=1 go test -count=1 -timeout=30m -v -run '^TestHelloWorldTimings$$' ./test/node/
+
 E2E_ENV = MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
 	MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
 	MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)"

@@ -469,7 +469,7 @@ cmd_path() {
 	local p
 	p=$(bin_path "$1")
 	if [[ ! -x "$p" ]]; then
-		log "$1 is not installed; run: $0 install $(case "$1" in kube-*) echo kubernetes ;; crossplane) echo crossplane-cli ;; *) echo "$1" ;; esac)"
+		log "$1 is not installed; run: $0 install $(case "$1" in kube-* | kubelet | kubectl) echo kubernetes ;; crossplane) echo crossplane-cli ;; containerd | ctr | runc | mmdebstrap) echo node ;; *) echo "$1" ;; esac)"
 		exit 1
 	fi
 	printf '%s\n' "$p"

@@ -172,17 +172,25 @@ func mustKubectl(t *testing.T, cp *harness.ControlPlane, args ...string) string 
 // localImages points a MiniCluster manifest at the node's images, the one
 // change the tests make to an example: no registry is reachable here. The
 // application containers get the application image (the nginx one where
-// the example names nginx).
+// the example names nginx, the one with stand-ins of the examples' own
+// programs where it names an application's image).
 func localImages(obj map[string]any) {
 	spec, _ := obj["spec"].(map[string]any)
 	if spec == nil {
 		return
 	}
+	viewDisabled, _, _ := unstructured.NestedBool(spec, "flux", "container", "disable")
 	app := func(image string) string {
-		if strings.HasPrefix(image, "nginx") {
+		switch {
+		case strings.HasPrefix(image, "nginx"):
 			return harness.NginxImageRef
+		case viewDisabled:
+			return harness.AppsImageRef // brings Flux, as the example's image does
+		case strings.HasPrefix(image, "rockylinux") || strings.HasPrefix(image, "ubuntu"):
+			return harness.AppImageRef
+		default:
+			return harness.AppsImageRef // the stand-ins of the example's programs
 		}
-		return harness.AppImageRef
 	}
 	for _, key := range []string{"containers", "services"} {
 		cs, _ := spec[key].([]any)
@@ -221,6 +229,10 @@ func manifest(t *testing.T, example, namespace string, edit func(map[string]any)
 	}
 	u := unstructured.Unstructured{Object: obj}
 	u.SetNamespace(namespace)
+	// A command that names the example's namespace in a DNS name follows it.
+	if namespace != "default" {
+		u.Object = renameNamespace(u.Object, namespace).(map[string]any)
+	}
 	if edit != nil {
 		edit(u.Object)
 	}
@@ -307,4 +319,24 @@ func parseColumns(header, row string) map[string]string {
 		}
 	}
 	return m
+}
+
+// renameNamespace replaces ".default.svc" in every string of v.
+func renameNamespace(v any, ns string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = renameNamespace(e, ns)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = renameNamespace(e, ns)
+		}
+		return x
+	case string:
+		return strings.ReplaceAll(x, ".default.svc", "."+ns+".svc")
+	default:
+		return v
+	}
 }

@@ -27,6 +27,14 @@ type hostState struct {
 	sysctls map[string]string // key -> value before the node started
 	// logDirMade: /var/log/containers did not exist before the node.
 	logDirMade bool
+	// runDirsMade are containerd's fixed run directories (its shims'
+	// sockets go to /run/containerd/s whatever the configuration says)
+	// that did not exist before the node.
+	runDirsMade []string
+	// kubeletDirMade: /var/lib/kubelet did not exist before the node. The
+	// kubelet makes its device-plugins directory there whatever its root
+	// directory is.
+	kubeletDirMade bool
 	ports      struct{ kubelet, kubeletHealthz, scheduler, dnsReady int }
 	logf       func(string, ...any)
 }
@@ -43,6 +51,10 @@ var kubeletSysctls = map[string]string{
 // containerLogDir is where the kubelet links every container's log,
 // whatever its root directory: it is not configurable.
 const containerLogDir = "/var/log/containers"
+
+// kubeletFixedDir is the kubelet's default root, where it makes its
+// device-plugins directory whatever --root-dir says.
+const kubeletFixedDir = "/var/lib/kubelet"
 
 // kubepodsCgroup is the cgroup the kubelet puts every pod under, in each
 // hierarchy (cgroupfs driver, cgroup root /).
@@ -66,6 +78,14 @@ func prepareHost(ctx context.Context, bridge, ip string, subnet *net.IPNet, logf
 	h.ports.kubelet, h.ports.kubeletHealthz, h.ports.scheduler, h.ports.dnsReady = ports[0], ports[1], ports[2], ports[3]
 	if _, err := os.Stat(containerLogDir); errors.Is(err, os.ErrNotExist) {
 		h.logDirMade = true
+	}
+	if _, err := os.Stat(kubeletFixedDir); errors.Is(err, os.ErrNotExist) {
+		h.kubeletDirMade = true
+	}
+	for _, d := range []string{"/run/containerd", "/run/containerd/s"} {
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			h.runDirsMade = append(h.runDirsMade, d)
+		}
 	}
 	for k, want := range kubeletSysctls {
 		b, err := os.ReadFile(filepath.Join("/proc/sys", k))
@@ -209,6 +229,16 @@ func (h *hostState) restore(nodeDir, containerdAddress string) []string {
 		}
 	}
 	errs = append(errs, removeLogLinks(nodeDir, h.logDirMade)...)
+	if h.kubeletDirMade {
+		if err := os.RemoveAll(kubeletFixedDir); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	for i := len(h.runDirsMade) - 1; i >= 0; i-- {
+		if left, _ := os.ReadDir(h.runDirsMade[i]); len(left) == 0 {
+			_ = os.Remove(h.runDirsMade[i])
+		}
+	}
 	return errs
 }
 

@@ -25,6 +25,12 @@ const (
 	// NginxImageRef is the application image whose command is nginx in the
 	// foreground, as the nginx image the service examples name.
 	NginxImageRef = "localhost/minicluster-e2e/nginx:bookworm"
+	// AppsImageRef is the application image with stand-ins for the
+	// programs the examples' own images bring (lmp, osu_latency, pokemon,
+	// singularity, snakemake: each prints that it is a stand-in and its
+	// arguments), a user 1000, and Flux on the PATH, for the examples
+	// whose image brings Flux itself (flux.container.disable).
+	AppsImageRef = "localhost/minicluster-e2e/apps:bookworm"
 	// ViewImageRef is the Flux view in the layout the init script copies:
 	// /opt/view pointing into /opt/software.
 	ViewImageRef = "localhost/minicluster-e2e/flux-view:bookworm"
@@ -57,7 +63,38 @@ type NodeImages struct {
 
 // appPackages are what the examples' commands, hooks and services need
 // beyond Debian's minbase.
-var appPackages = []string{"procps", "curl", "strace", "nginx-light", "iproute2"}
+var appPackages = []string{"procps", "curl", "strace", "nginx-light", "iproute2", "time"}
+
+// standinApps are the programs the examples' application images bring, as
+// stand-ins: each says what it is, so a log can never pass for the real
+// program's.
+var standinApps = []string{
+	"/usr/local/bin/lmp", "/usr/local/bin/pokemon", "/usr/local/bin/singularity", "/usr/local/bin/snakemake",
+	"/opt/osu-benchmark/build.openmpi/mpi/pt2pt/osu_latency",
+}
+
+// passwd is Debian bookworm's minbase /etc/passwd plus user flux (1000),
+// the user the examples' images have.
+const passwd = `root:x:0:0:root:/root:/bin/bash
+daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin
+bin:x:2:2:bin:/bin:/usr/sbin/nologin
+sys:x:3:3:sys:/dev:/usr/sbin/nologin
+sync:x:4:65534:sync:/bin:/bin/sync
+games:x:5:60:games:/usr/games:/usr/sbin/nologin
+man:x:6:12:man:/var/cache/man:/usr/sbin/nologin
+lp:x:7:7:lp:/var/spool/lpd:/usr/sbin/nologin
+mail:x:8:8:mail:/var/mail:/usr/sbin/nologin
+news:x:9:9:news:/var/spool/news:/usr/sbin/nologin
+uucp:x:10:10:uucp:/var/spool/uucp:/usr/sbin/nologin
+proxy:x:13:13:proxy:/bin:/usr/sbin/nologin
+www-data:x:33:33:www-data:/var/www:/usr/sbin/nologin
+backup:x:34:34:backup:/var/backups:/usr/sbin/nologin
+list:x:38:38:Mailing List Manager:/var/list:/usr/sbin/nologin
+irc:x:39:39:ircd:/run/ircd:/usr/sbin/nologin
+_apt:x:42:65534::/nonexistent:/usr/sbin/nologin
+nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
+flux:x:1000:1000:Flux user of the stand-in images:/home/flux:/bin/bash
+`
 
 // BuildNodeImages builds the node's images into cacheDir: the pause image,
 // the application and nginx images, and the Flux view, with real flux-core
@@ -95,8 +132,18 @@ func BuildNodeImages(ctx context.Context, repoRoot, cacheDir string, logf func(s
 	app := nodeimage.Image{Ref: AppImageRef, Base: rootfs}
 	nginx := nodeimage.Image{Ref: NginxImageRef, Base: rootfs, Cmd: []string{"nginx", "-g", "daemon off;"}}
 	view := nodeimage.Image{Ref: ViewImageRef, Base: rootfs}
+	apps := nodeimage.Image{Ref: AppsImageRef, Base: rootfs, Files: []nodeimage.File{
+		{Path: "/etc/passwd", Content: []byte(passwd)},
+		{Path: "/home/flux", Dir: true, UID: 1000, GID: 1000},
+	}}
+	for _, p := range standinApps {
+		apps.Files = append(apps.Files, nodeimage.File{Path: p, Mode: 0o755, Content: []byte(fmt.Sprintf(
+			"#!/bin/bash\n# A stand-in for the application the example's own image brings (e2e-node tests).\necho \"%s (stand-in of the e2e-node tests): $*\"\n", filepath.Base(p)))})
+	}
 	if out.RealFlux {
 		view.Trees = []nodeimage.Tree{{Source: prefix, Dest: fluxSoftwareDir}}
+		apps.Trees = view.Trees
+		apps.Files = append(apps.Files, nodeimage.File{Path: "/usr/local/bin/flux", Symlink: fluxSoftwareDir + "/bin/flux"})
 		if filepath.Clean(prefix) != fluxSoftwareDir {
 			// flux-core finds its modules and libexec by the prefix it was
 			// built with: the application container needs that path too.
@@ -108,6 +155,7 @@ func BuildNodeImages(ctx context.Context, repoRoot, cacheDir string, logf func(s
 			return out, err
 		}
 		view.Files = []nodeimage.File{{Path: "/opt/software/flux-standin/bin/flux", SourcePath: standin, Mode: 0o755}}
+		apps.Files = append(apps.Files, nodeimage.File{Path: "/usr/local/bin/flux", SourcePath: standin, Mode: 0o755})
 	}
 	soft := "/opt/software/flux-standin"
 	if out.RealFlux {
@@ -115,7 +163,7 @@ func BuildNodeImages(ctx context.Context, repoRoot, cacheDir string, logf func(s
 	}
 	view.Files = append(view.Files, nodeimage.File{Path: "/opt/view", Symlink: soft})
 
-	for _, img := range []nodeimage.Image{pause, app, nginx, view} {
+	for _, img := range []nodeimage.Image{pause, app, nginx, apps, view} {
 		name := strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref) + ".tar"
 		tar := filepath.Join(build, name)
 		if err := nodeimage.WriteTarball(img, tar); err != nil {

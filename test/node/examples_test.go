@@ -1,0 +1,280 @@
+package node_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
+	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+)
+
+// How an example ends on the node.
+type outcome int
+
+const (
+	// succeeds: PHASE Succeeded, and the lead's log has every logHas.
+	succeeds outcome = iota
+	// staysUp: a persistent cluster: Ready with every broker up, then
+	// deleted by the test.
+	staysUp
+	// staysPending: the pods cannot be scheduled here, as the example
+	// documents (cluster-specific scheduler, nodes or sizes).
+	staysPending
+	// notRun: the example needs what no image here can give; the reason
+	// says what.
+	notRun
+)
+
+type exampleCase struct {
+	reason string
+	want   outcome
+	logHas []string
+	// setup makes what the example expects to exist (volumes, Secrets) in
+	// the test's namespace, and may adapt the manifest to this machine.
+	setup func(t *testing.T, cp *harness.ControlPlane, ns string) func(map[string]any)
+}
+
+// examples is every directory of examples/ with a claim, and what it does
+// on the node. TestEveryExampleIsCovered keeps it complete.
+var examples = map[string]exampleCase{
+	"batch":             {reason: "every line of the batch runs as a job", want: succeeds},
+	"bursting-root":     {reason: "the root's own brokers are its quorum; the burst hosts stay down until a burst cluster joins", want: staysUp},
+	"bursting-hostlist": {reason: "the brokers of the hostlist up; extra hosts down", want: staysUp},
+	"bursting-burst": {reason: "its brokers connect to the root cluster's lead broker (flux.bursting.leadBroker), which the burst controller wires " +
+		"across clusters: test/e2e's TestBurst checks the wiring on two control planes; a second node is not possible on one machine", want: notRun},
+	"custom-config":         {reason: "the user's broker.toml keys are read by the brokers", want: succeeds, logHas: []string{"hello world"}},
+	"debug":                 {reason: "verbose entrypoints", want: succeeds, logHas: []string{"hello world"}},
+	"disable-view":          {reason: "the application image brings Flux", want: succeeds, logHas: []string{"lmp"}},
+	"elastic":               {reason: "interactive, elastic", want: staysUp},
+	"emptydir":              {reason: "a memory emptyDir at /dev/shm", want: succeeds, logHas: []string{"/dev/shm"}},
+	"existing-volumes":      {reason: "a PVC, a ConfigMap and a Secret mounted", want: succeeds, logHas: []string{"settings.toml"}, setup: existingVolumes},
+	"flux-resource-list":    {reason: "flux resource list as the job", want: succeeds, logHas: []string{"flux-sample-[0-3]"}},
+	"flux-sidecar":          {reason: "the runner sleeps 200 s with a Flux sidecar; checked up, then deleted", want: staysUp},
+	"hello-world":           {reason: "the README's example", want: succeeds, logHas: []string{"hello world"}},
+	"hooks":                 {reason: "commands hooks and the strace wrapper", want: succeeds, logHas: []string{"running on"}},
+	"interactive":           {reason: "the README's interactive example", want: staysUp},
+	"lammps":                {reason: "lmp from the application image (a stand-in)", want: succeeds, logHas: []string{"lmp (stand-in"}},
+	"minimal-service":       {reason: "a ClusterIP Service for the lead", want: succeeds, logHas: []string{"hello-world"}},
+	"nginx-service":         {reason: "the services Pod's nginx, reached by DNS from the job", want: succeeds, logHas: []string{"Welcome to nginx"}},
+	"nginx-sidecar-service": {reason: "an nginx sidecar reached on localhost", want: succeeds, logHas: []string{"Welcome to nginx"}},
+	"osu-benchmarks":        {reason: "osu_latency from the working directory (a stand-in)", want: succeeds, logHas: []string{"osu_latency (stand-in"}},
+	"pod-settings": {reason: "schedulerName fluence, c2-standard-8 nodes and 4 CPUs per pod: nothing here schedules it, as on any cluster without them",
+		want: staysPending},
+	"pokemon": {reason: "pokemon from the application image (a stand-in)", want: succeeds, logHas: []string{"pokemon (stand-in"}},
+	"post":    {reason: "commands.post on every broker", want: succeeds, logHas: []string{"hello world"}},
+	"restful-api": {reason: "the Flux RESTful API is a Python web application on flux-core's Python bindings in its own image: " +
+		"no image here brings it, and the stand-in flux has no Python bindings", want: notRun},
+	"script":      {reason: "a whole script as the job", want: succeeds},
+	"singularity": {reason: "singularity from the application image (a stand-in)", want: succeeds, logHas: []string{"singularity (stand-in"}},
+	"snakemake":   {reason: "snakemake from the application image (a stand-in)", want: succeeds, logHas: []string{"snakemake (stand-in"}},
+	"timed":       {reason: "logging.timed with /usr/bin/time", want: succeeds, logHas: []string{"hello world"}},
+	"volumes":     {reason: "a hostPath volume (a directory of the test's instead of the host's /data)", want: succeeds, logHas: []string{"from-the-host"}, setup: hostPathVolume},
+}
+
+// TestEveryExampleIsCovered: every example with a claim has a case.
+func TestEveryExampleIsCovered(t *testing.T) {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, _ := filepath.Glob(filepath.Join(root, "examples", "*", "claim.yaml"))
+	for _, c := range claims {
+		name := filepath.Base(filepath.Dir(c))
+		if _, ok := examples[name]; !ok {
+			t.Errorf("examples/%s has no case in the real-node examples table", name)
+		}
+	}
+	for name := range examples {
+		if _, err := os.Stat(filepath.Join(root, "examples", name, "claim.yaml")); err != nil {
+			t.Errorf("case %s: %v", name, err)
+		}
+	}
+}
+
+// TestEveryExample applies every example, side by side (each in its own
+// namespace), with the node's images, and checks that its pods start and its
+// brokers come up, or that it ends as documented.
+func TestEveryExample(t *testing.T) {
+	cp := nodePlane(t, driver.ShapeClaims)
+	// Four at a time fit the node's two cores without starving the
+	// control plane.
+	slots := make(chan struct{}, 4)
+	for name, tc := range examples {
+		t.Run(name, func(t *testing.T) {
+			if tc.want == notRun {
+				t.Skip(tc.reason)
+			}
+			t.Parallel()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			runExample(t, cp, name, tc)
+		})
+	}
+}
+
+func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc exampleCase) {
+	ns := namespace(t, cp, "ex-"+example)
+	var edit func(map[string]any)
+	if tc.setup != nil {
+		edit = tc.setup(t, cp, ns)
+	}
+	f := manifest(t, example, ns, edit)
+	mustKubectl(t, cp, "apply", "-f", f)
+	name := claimName(t, f)
+	size := fmt.Sprint(sizeOf(t, f))
+	describe := func() string {
+		out, _ := kubectl(t, cp, "describe", "minicluster", name, "-n", ns)
+		pods, _ := kubectl(t, cp, "get", "pods", "-n", ns, "-o", "wide")
+		return out + "\n" + pods
+	}
+	switch tc.want {
+	case succeeds:
+		eventually(t, 4*time.Minute, example+" Succeeded", func() error {
+			c, err := columns(t, cp, ns, name)
+			if err != nil {
+				return err
+			}
+			if c["PHASE"] == "Failed" {
+				t.Fatalf("%s failed:\n%s", example, describe())
+			}
+			if c["PHASE"] != "Succeeded" {
+				return fmt.Errorf("PHASE %q", c["PHASE"])
+			}
+			return nil
+		})
+		logs := mustKubectl(t, cp, "logs", "-n", ns, "-l", "job-name="+name+",batch.kubernetes.io/job-completion-index=0", "--tail=-1", "--all-containers")
+		for _, want := range tc.logHas {
+			if !strings.Contains(logs, want) {
+				t.Errorf("the lead's log: want %q in\n%s", want, logs)
+			}
+		}
+	case staysUp:
+		eventually(t, 4*time.Minute, example+" Ready with its brokers up", func() error {
+			c, err := columns(t, cp, ns, name)
+			if err != nil {
+				return err
+			}
+			ready, _ := kubectl(t, cp, "get", "minicluster", name, "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+			quorum := quorumOf(t, f, size)
+			if c["PHASE"] != "Running" || c["BROKERS"] != quorum || ready != "True" {
+				return fmt.Errorf("PHASE %q BROKERS %q (want %s) Ready %q", c["PHASE"], c["BROKERS"], quorum, ready)
+			}
+			return nil
+		})
+	case staysPending:
+		eventually(t, 2*time.Minute, example+"'s pods created", func() error {
+			out, err := kubectl(t, cp, "get", "pods", "-n", ns, "-o", "name")
+			if err != nil || strings.TrimSpace(out) == "" {
+				return fmt.Errorf("no pods yet (%v)", err)
+			}
+			return nil
+		})
+		out := mustKubectl(t, cp, "get", "pods", "-n", ns, "-o", "jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{\"\\n\"}{end}")
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Fields(l); len(f) != 1 || f[0] != "Pending" {
+				t.Errorf("pod %q: want Pending and bound to no node", l)
+			}
+		}
+	}
+	deleteAndWaitGone(t, cp, ns, name)
+}
+
+func readManifest(t *testing.T, f string) *unstructured.Unstructured {
+	t.Helper()
+	objs, err := harness.ReadObjects(f)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%s: %v", f, err)
+	}
+	return objs[0]
+}
+
+func claimName(t *testing.T, f string) string { return readManifest(t, f).GetName() }
+
+func sizeOf(t *testing.T, f string) int64 {
+	n, _, _ := unstructured.NestedInt64(readManifest(t, f).Object, "spec", "size")
+	return n
+}
+
+// quorumOf is the number of brokers Ready waits for: minSize, else size.
+func quorumOf(t *testing.T, f, size string) string {
+	if n, ok, _ := unstructured.NestedInt64(readManifest(t, f).Object, "spec", "minSize"); ok && n > 0 {
+		return fmt.Sprint(n)
+	}
+	return size
+}
+
+// existingVolumes makes what examples/existing-volumes mounts: a bound
+// PersistentVolumeClaim "data" (a hostPath PersistentVolume in the test's
+// directory: there is no provisioner), the ConfigMap and the Secret.
+func existingVolumes(t *testing.T, cp *harness.ControlPlane, ns string) func(map[string]any) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pv := "pv-" + ns
+	objs := fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %[1]s}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteMany]
+  storageClassName: manual
+  persistentVolumeReclaimPolicy: Delete
+  hostPath: {path: %[2]s}
+  claimRef: {namespace: %[3]s, name: data}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: %[3]s}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: manual
+  volumeName: %[1]s
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: flux-sample-settings, namespace: %[3]s}
+data: {settings.toml: "mode = 'test'\n"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: flux-sample-credentials, namespace: %[3]s}
+stringData: {token: not-a-secret}
+`, pv, dir, ns)
+	f := filepath.Join(t.TempDir(), "volumes.yaml")
+	if err := os.WriteFile(f, []byte(objs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.toml"), []byte("on the volume\n"), 0o644); err != nil { //nolint:gosec // read by the pods
+		t.Fatal(err)
+	}
+	mustKubectl(t, cp, "apply", "-f", f)
+	t.Cleanup(func() { _, _ = kubectl(t, cp, "delete", "pv", pv, "--wait=false") })
+	return nil
+}
+
+// hostPathVolume points examples/volumes' hostPath at a directory of the
+// test's, so the host's /data is neither needed nor made.
+func hostPathVolume(t *testing.T, _ *harness.ControlPlane, _ string) func(map[string]any) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "from-the-host"), nil, 0o644); err != nil { //nolint:gosec // read by the pods
+		t.Fatal(err)
+	}
+	return func(o map[string]any) {
+		cs, _, _ := unstructured.NestedSlice(o, "spec", "containers")
+		for _, c := range cs {
+			_ = unstructured.SetNestedField(c.(map[string]any), dir, "volumes", "data", "hostPath")
+		}
+		_ = unstructured.SetNestedSlice(o, cs, "spec", "containers")
+	}
+}
