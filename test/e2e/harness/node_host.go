@@ -35,8 +35,8 @@ type hostState struct {
 	// kubelet makes its device-plugins directory there whatever its root
 	// directory is.
 	kubeletDirMade bool
-	ports      struct{ kubelet, kubeletHealthz, scheduler, dnsReady int }
-	logf       func(string, ...any)
+	ports          struct{ kubelet, kubeletHealthz, scheduler, dnsReady int }
+	logf           func(string, ...any)
 }
 
 // kubeletSysctls are the values the kubelet wants (its
