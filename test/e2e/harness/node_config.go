@@ -90,6 +90,9 @@ func (n *Node) containerdConfig() string {
 	}, "\n")
 }
 
+// cniNetworkName names the node's pod network (and its CNI cache entries).
+const cniNetworkName = "minicluster-node"
+
 // cniConfig is the pods' network: a bridge with the node's address, pod
 // addresses from the rest of the /24, no gateway, no masquerading. Pods
 // reach each other and the node (the DNS) on the link, and nothing else.
@@ -98,7 +101,7 @@ func (n *Node) cniConfig() string {
 	prefix := fmt.Sprintf("%d.%d.%d.", ip[0], ip[1], ip[2])
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
-		"name":       "minicluster-node",
+		"name":       cniNetworkName,
 		"plugins": []any{map[string]any{
 			"type":      "bridge",
 			"bridge":    n.opts.Bridge,

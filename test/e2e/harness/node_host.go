@@ -31,12 +31,11 @@ type hostState struct {
 	// sockets go to /run/containerd/s whatever the configuration says)
 	// that did not exist before the node.
 	runDirsMade []string
-	// kubeletDirMade: /var/lib/kubelet did not exist before the node. The
-	// kubelet makes its device-plugins directory there whatever its root
-	// directory is.
-	kubeletDirMade bool
-	ports          struct{ kubelet, kubeletHealthz, scheduler, dnsReady int }
-	logf           func(string, ...any)
+	// fixedDirsMade are directories of fixedDirs that did not exist
+	// before the node.
+	fixedDirsMade []string
+	ports         struct{ kubelet, kubeletHealthz, scheduler, dnsReady int }
+	logf          func(string, ...any)
 }
 
 // kubeletSysctls are the values the kubelet wants (its
@@ -52,9 +51,13 @@ var kubeletSysctls = map[string]string{
 // whatever its root directory: it is not configurable.
 const containerLogDir = "/var/log/containers"
 
-// kubeletFixedDir is the kubelet's default root, where it makes its
-// device-plugins directory whatever --root-dir says.
-const kubeletFixedDir = "/var/lib/kubelet"
+// fixedDirs are where the node's components write whatever their
+// configuration says: the kubelet's device-plugins directory under its
+// default root, and the CNI library's result cache (containerd 1.6 has no
+// setting for it). The node removes them if it made them.
+var fixedDirs = []string{"/var/lib/kubelet", cniCacheDir}
+
+const cniCacheDir = "/var/lib/cni"
 
 // kubepodsCgroup is the cgroup the kubelet puts every pod under, in each
 // hierarchy (cgroupfs driver, cgroup root /).
@@ -79,8 +82,10 @@ func prepareHost(ctx context.Context, bridge, ip string, subnet *net.IPNet, logf
 	if _, err := os.Stat(containerLogDir); errors.Is(err, os.ErrNotExist) {
 		h.logDirMade = true
 	}
-	if _, err := os.Stat(kubeletFixedDir); errors.Is(err, os.ErrNotExist) {
-		h.kubeletDirMade = true
+	for _, d := range fixedDirs {
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			h.fixedDirsMade = append(h.fixedDirsMade, d)
+		}
 	}
 	for _, d := range []string{"/run/containerd", "/run/containerd/s"} {
 		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
@@ -229,10 +234,16 @@ func (h *hostState) restore(nodeDir, containerdAddress string) []string {
 		}
 	}
 	errs = append(errs, removeLogLinks(nodeDir, h.logDirMade)...)
-	if h.kubeletDirMade {
-		if err := os.RemoveAll(kubeletFixedDir); err != nil {
+	for _, d := range h.fixedDirsMade {
+		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, err.Error())
 		}
+	}
+	// Where the CNI cache was there before, only the node network's
+	// entries go.
+	results, _ := filepath.Glob(filepath.Join(cniCacheDir, "results", cniNetworkName+"-*"))
+	for _, r := range results {
+		_ = os.Remove(r)
 	}
 	for i := len(h.runDirsMade) - 1; i >= 0; i-- {
 		if left, _ := os.ReadDir(h.runDirsMade[i]); len(left) == 0 {
