@@ -1,7 +1,8 @@
 // Command devenv runs the end-to-end control plane (etcd, kube-apiserver,
 // kube-controller-manager, Crossplane core and the MiniCluster function,
-// with the repository's RBAC, XRD and Composition installed) in the
-// background, for trying MiniClusters by hand:
+// with the repository's RBAC, XRD and Composition installed) and, as root,
+// a real node (containerd, CoreDNS, kube-scheduler, a kubelet and images
+// built here) in the background, for trying MiniClusters by hand:
 //
 //	devenv up      start it and print `export KUBECONFIG=...`
 //	devenv down    stop it
@@ -241,7 +242,7 @@ func (s state) serve() error {
 	}
 	if n := cp.Node(); n != nil {
 		fmt.Fprintf(os.Stderr, "devenv: node %s runs pods (%s); no registry is reachable, so point an example at the node's images:\n"+
-			"  sed -e 's#image: .*#image: %s#' examples/hello-world/claim.yaml | kubectl apply -f -\n"+
+			"  sed -e 's#image: rockylinux:9#image: %s#' examples/hello-world/claim.yaml | kubectl apply -f -\n"+
 			"  (the Flux view defaults to %s on this node)\n", n.Name, n.IP, harness.AppImageRef, harness.ViewImageRef)
 	}
 	if err := os.WriteFile(s.readyFile(), []byte(cp.Kubeconfig+"\n"), 0o600); err != nil {
