@@ -196,17 +196,30 @@ func readManifest(t *testing.T, f string) *unstructured.Unstructured {
 
 func claimName(t *testing.T, f string) string { return readManifest(t, f).GetName() }
 
-func sizeOf(t *testing.T, f string) int64 {
-	n, _, _ := unstructured.NestedInt64(readManifest(t, f).Object, "spec", "size")
-	return n
-}
+func sizeOf(t *testing.T, f string) int64 { return specInt(t, f, "size") }
 
 // quorumOf is the number of brokers Ready waits for: minSize, else size.
 func quorumOf(t *testing.T, f, size string) string {
-	if n, ok, _ := unstructured.NestedInt64(readManifest(t, f).Object, "spec", "minSize"); ok && n > 0 {
+	if n := specInt(t, f, "minSize"); n > 0 {
 		return fmt.Sprint(n)
 	}
 	return size
+}
+
+// specInt reads an integer of a manifest's spec, however the YAML decoder
+// typed it.
+func specInt(t *testing.T, f, field string) int64 {
+	v, _, _ := unstructured.NestedFieldNoCopy(readManifest(t, f).Object, "spec", field)
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	default:
+		return 0
+	}
 }
 
 // existingVolumes makes what examples/existing-volumes mounts: a bound
@@ -225,7 +238,7 @@ spec:
   capacity: {storage: 1Gi}
   accessModes: [ReadWriteMany]
   storageClassName: manual
-  persistentVolumeReclaimPolicy: Delete
+  persistentVolumeReclaimPolicy: Retain
   hostPath: {path: %[2]s}
   claimRef: {namespace: %[3]s, name: data}
 ---

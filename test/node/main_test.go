@@ -253,6 +253,13 @@ func namespace(t *testing.T, cp *harness.ControlPlane, name string) string {
 	t.Helper()
 	mustKubectl(t, cp, "create", "namespace", name)
 	t.Cleanup(func() {
+		// The MiniClusters go first, as a tenant deletes them, so that their
+		// composites are gone before the namespace's content is: a
+		// composite left running would compose into a terminating
+		// namespace.
+		if _, err := kubectl(t, cp, "delete", "miniclusters", "--all", "-n", name, "--timeout=2m"); err != nil {
+			t.Log(err)
+		}
 		if _, err := kubectl(t, cp, "delete", "namespace", name, "--wait=false"); err != nil {
 			t.Log(err)
 		}

@@ -494,14 +494,14 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 // default ServiceAccount (which pods need). A real node needs more: CoreDNS
 // answers from EndpointSlices, the node lifecycle controller lifts the
 // not-ready taint, projected volumes need the root CA ConfigMap, finished
-// pods of deleted nodes are collected, and quotas are enforced only with
-// their controller. Without a node they would only add writes to the load
+// pods of deleted nodes are collected, quotas are enforced only with their
+// controller, and claims bind to volumes only with theirs. Without a node they would only add writes to the load
 // figures.
 func (cp *ControlPlane) controllers() []string {
 	c := []string{"job-controller", "garbage-collector-controller", "namespace-controller", "serviceaccount-controller"}
 	if cp.opts.Node != nil {
 		c = append(c, "endpointslice-controller", "node-lifecycle-controller", "root-ca-certificate-publisher-controller",
-			"pod-garbage-collector-controller", "resourcequota-controller")
+			"pod-garbage-collector-controller", "resourcequota-controller", "persistentvolume-binder-controller")
 	}
 	return c
 }

@@ -117,7 +117,7 @@ func (cp *ControlPlane) startNode(ctx context.Context) error {
 		return err
 	}
 
-	if n.host, err = prepareHost(ctx, opts.Bridge, ip, subnet, cp.logf); err != nil {
+	if n.host, err = prepareHost(ctx, opts.Bridge, ip, subnet, n.dir, n.ContainerdAddress, cp.logf); err != nil {
 		return err
 	}
 	if err := n.writeConfigs(); err != nil {
@@ -265,7 +265,7 @@ func (n *Node) stop() []string {
 		}
 	}
 	if n.host != nil {
-		errs = append(errs, n.host.restore(n.dir, n.ContainerdAddress)...)
+		errs = append(errs, n.host.restore()...)
 	}
 	return errs
 }

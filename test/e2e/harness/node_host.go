@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -22,21 +23,34 @@ import (
 // restore puts it back: the bridge, the sysctls the kubelet insists on, the
 // cgroups it makes, the mounts under the node's directory and the log links
 // it writes outside it.
+//
+// It is also written to hostStateFile while the node runs, so that a node
+// whose process was killed (a test timeout, an interrupt) is cleaned up by
+// the next one to start.
 type hostState struct {
-	bridge  string
-	sysctls map[string]string // key -> value before the node started
-	// logDirMade: /var/log/containers did not exist before the node.
-	logDirMade bool
-	// runDirsMade are containerd's fixed run directories (its shims'
+	// Owner is the pid of the process that runs the node.
+	Owner             int    `json:"owner"`
+	Bridge            string `json:"bridge"`
+	NodeDir           string `json:"nodeDir"`
+	ContainerdAddress string `json:"containerdAddress"`
+	// Sysctls are the values before the node started, by key.
+	Sysctls map[string]string `json:"sysctls"`
+	// LogDirMade: /var/log/containers did not exist before the node.
+	LogDirMade bool `json:"logDirMade,omitempty"`
+	// RunDirsMade are containerd's fixed run directories (its shims'
 	// sockets go to /run/containerd/s whatever the configuration says)
 	// that did not exist before the node.
-	runDirsMade []string
-	// fixedDirsMade are directories of fixedDirs that did not exist
+	RunDirsMade []string `json:"runDirsMade,omitempty"`
+	// FixedDirsMade are directories of fixedDirs that did not exist
 	// before the node.
-	fixedDirsMade []string
-	ports         struct{ kubelet, kubeletHealthz, scheduler, dnsReady int }
-	logf          func(string, ...any)
+	FixedDirsMade []string `json:"fixedDirsMade,omitempty"`
+
+	ports struct{ kubelet, kubeletHealthz, scheduler, dnsReady int }
+	logf  func(string, ...any)
 }
+
+// hostStateFile records the running node's hostState.
+const hostStateFile = "/run/minicluster-e2e-node.json"
 
 // kubeletSysctls are the values the kubelet wants (its
 // protectKernelDefaults check); the host gets them only while the node runs.
@@ -63,8 +77,11 @@ const cniCacheDir = "/var/lib/cni"
 // hierarchy (cgroupfs driver, cgroup root /).
 const kubepodsCgroup = "kubepods"
 
-func prepareHost(ctx context.Context, bridge, ip string, subnet *net.IPNet, logf func(string, ...any)) (*hostState, error) {
-	h := &hostState{bridge: bridge, sysctls: map[string]string{}, logf: logf}
+func prepareHost(ctx context.Context, bridge, ip string, subnet *net.IPNet, nodeDir, containerdAddress string, logf func(string, ...any)) (*hostState, error) {
+	if err := cleanStaleNode(logf); err != nil {
+		return nil, err
+	}
+	h := &hostState{Owner: os.Getpid(), Bridge: bridge, NodeDir: nodeDir, ContainerdAddress: containerdAddress, Sysctls: map[string]string{}, logf: logf}
 	if _, err := net.InterfaceByName(bridge); err == nil {
 		return nil, fmt.Errorf("network interface %s already exists: another real node runs here, or one was not stopped (remove it with `ip link del %s`)", bridge, bridge)
 	}
@@ -80,25 +97,30 @@ func prepareHost(ctx context.Context, bridge, ip string, subnet *net.IPNet, logf
 	}
 	h.ports.kubelet, h.ports.kubeletHealthz, h.ports.scheduler, h.ports.dnsReady = ports[0], ports[1], ports[2], ports[3]
 	if _, err := os.Stat(containerLogDir); errors.Is(err, os.ErrNotExist) {
-		h.logDirMade = true
+		h.LogDirMade = true
 	}
 	for _, d := range fixedDirs {
 		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
-			h.fixedDirsMade = append(h.fixedDirsMade, d)
+			h.FixedDirsMade = append(h.FixedDirsMade, d)
 		}
 	}
 	for _, d := range []string{"/run/containerd", "/run/containerd/s"} {
 		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
-			h.runDirsMade = append(h.runDirsMade, d)
+			h.RunDirsMade = append(h.RunDirsMade, d)
 		}
 	}
-	for k, want := range kubeletSysctls {
+	for k := range kubeletSysctls {
 		b, err := os.ReadFile(filepath.Join("/proc/sys", k))
 		if err != nil {
 			return nil, fmt.Errorf("cannot read sysctl %s: %w", k, err)
 		}
-		h.sysctls[k] = strings.TrimSpace(string(b))
-		if want != "" && h.sysctls[k] != want {
+		h.Sysctls[k] = strings.TrimSpace(string(b))
+	}
+	if err := h.save(); err != nil {
+		return nil, err
+	}
+	for k, want := range kubeletSysctls {
+		if want != "" && h.Sysctls[k] != want {
 			if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(want), 0o644); err != nil { //nolint:gosec // procfs
 				return nil, fmt.Errorf("cannot set sysctl %s=%s for the kubelet: %w", k, want, err)
 			}
@@ -193,8 +215,9 @@ func podPids() []int {
 
 // restore undoes everything prepareHost and the node's processes changed.
 // It is best effort and reports what it could not undo.
-func (h *hostState) restore(nodeDir, containerdAddress string) []string {
+func (h *hostState) restore() []string {
 	var errs []string
+	nodeDir, containerdAddress := h.NodeDir, h.ContainerdAddress
 	// Shims outlive containerd by design; the node's are found by the
 	// socket they were given.
 	for _, pid := range processesWithArg(containerdAddress) {
@@ -221,10 +244,10 @@ func (h *hostState) restore(nodeDir, containerdAddress string) []string {
 			}
 		}
 	}
-	if out, err := exec.Command("ip", "link", "del", h.bridge).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
-		errs = append(errs, fmt.Sprintf("ip link del %s: %v: %s", h.bridge, err, out))
+	if out, err := exec.Command("ip", "link", "del", h.Bridge).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
+		errs = append(errs, fmt.Sprintf("ip link del %s: %v: %s", h.Bridge, err, out))
 	}
-	for k, v := range h.sysctls {
+	for k, v := range h.Sysctls {
 		cur, _ := os.ReadFile(filepath.Join("/proc/sys", k))
 		if strings.TrimSpace(string(cur)) == v {
 			continue
@@ -233,8 +256,8 @@ func (h *hostState) restore(nodeDir, containerdAddress string) []string {
 			errs = append(errs, fmt.Sprintf("cannot restore sysctl %s=%s: %v", k, v, err))
 		}
 	}
-	errs = append(errs, removeLogLinks(nodeDir, h.logDirMade)...)
-	for _, d := range h.fixedDirsMade {
+	errs = append(errs, removeLogLinks(nodeDir, h.LogDirMade)...)
+	for _, d := range h.FixedDirsMade {
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, err.Error())
 		}
@@ -245,12 +268,54 @@ func (h *hostState) restore(nodeDir, containerdAddress string) []string {
 	for _, r := range results {
 		_ = os.Remove(r)
 	}
-	for i := len(h.runDirsMade) - 1; i >= 0; i-- {
-		if left, _ := os.ReadDir(h.runDirsMade[i]); len(left) == 0 {
-			_ = os.Remove(h.runDirsMade[i])
+	for i := len(h.RunDirsMade) - 1; i >= 0; i-- {
+		if left, _ := os.ReadDir(h.RunDirsMade[i]); len(left) == 0 {
+			_ = os.Remove(h.RunDirsMade[i])
 		}
 	}
+	if len(errs) == 0 {
+		_ = os.Remove(hostStateFile)
+	}
 	return errs
+}
+
+func (h *hostState) save() error {
+	b, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(hostStateFile, b, 0o600)
+}
+
+// cleanStaleNode puts the host back after a node whose process died
+// without stopping it; a node whose process still runs is left alone.
+func cleanStaleNode(logf func(string, ...any)) error {
+	b, err := os.ReadFile(hostStateFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var h hostState
+	if err := json.Unmarshal(b, &h); err != nil {
+		return fmt.Errorf("%s: %w (remove it if no real node runs here)", hostStateFile, err)
+	}
+	if h.Owner != 0 && syscall.Kill(h.Owner, 0) == nil {
+		return fmt.Errorf("a real node already runs on this machine (process %d, %s): one at a time", h.Owner, h.NodeDir)
+	}
+	logf("cleaning up after a real node that was not stopped (process %d, %s)", h.Owner, h.NodeDir)
+	for _, pid := range processesWithArg("--config") {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(string(cmd), h.NodeDir+"/") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	h.killPods()
+	if errs := h.restore(); len(errs) > 0 {
+		return fmt.Errorf("cannot clean up after the last real node: %s", strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // removeLogLinks removes the kubelet's links to the node's container logs
