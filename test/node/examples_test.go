@@ -72,7 +72,7 @@ var examples = map[string]exampleCase{
 		"no image here brings it, and the stand-in flux has no Python bindings", want: notRun},
 	"script":      {reason: "a whole script as the job", want: succeeds},
 	"singularity": {reason: "singularity from the application image (a stand-in)", want: succeeds, logHas: []string{"singularity (stand-in"}},
-	"snakemake":   {reason: "snakemake from the application image (a stand-in)", want: succeeds, logHas: []string{"snakemake (stand-in"}},
+	"snakemake":   {reason: "snakemake from the application image (a stand-in), the workflow on a hostPath", want: succeeds, logHas: []string{"snakemake (stand-in"}, setup: hostPathVolume},
 	"timed":       {reason: "logging.timed with /usr/bin/time", want: succeeds, logHas: []string{"hello world"}},
 	"volumes":     {reason: "a hostPath volume (a directory of the test's instead of the host's /data)", want: succeeds, logHas: []string{"from-the-host"}, setup: hostPathVolume},
 }
@@ -135,7 +135,7 @@ func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc examp
 	}
 	switch tc.want {
 	case succeeds:
-		eventually(t, 4*time.Minute, example+" Succeeded", func() error {
+		eventually(t, 5*time.Minute, example+" Succeeded", func() error {
 			c, err := columns(t, cp, ns, name)
 			if err != nil {
 				return err
