@@ -161,9 +161,9 @@ func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc examp
 				return err
 			}
 			ready, _ := kubectl(t, cp, "get", "minicluster", name, "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
-			quorum := quorumOf(t, f, size)
-			if c["PHASE"] != "Running" || c["BROKERS"] != quorum || ready != "True" {
-				return fmt.Errorf("PHASE %q BROKERS %q (want %s) Ready %q", c["PHASE"], c["BROKERS"], quorum, ready)
+			// Every broker up, not only the quorum Ready waits for.
+			if c["PHASE"] != "Running" || c["BROKERS"] != size || ready != "True" {
+				return fmt.Errorf("PHASE %q BROKERS %q (want %s) Ready %q", c["PHASE"], c["BROKERS"], size, ready)
 			}
 			return nil
 		})
@@ -197,14 +197,6 @@ func readManifest(t *testing.T, f string) *unstructured.Unstructured {
 func claimName(t *testing.T, f string) string { return readManifest(t, f).GetName() }
 
 func sizeOf(t *testing.T, f string) int64 { return specInt(t, f, "size") }
-
-// quorumOf is the number of brokers Ready waits for: minSize, else size.
-func quorumOf(t *testing.T, f, size string) string {
-	if n := specInt(t, f, "minSize"); n > 0 {
-		return fmt.Sprint(n)
-	}
-	return size
-}
 
 // specInt reads an integer of a manifest's spec, however the YAML decoder
 // typed it.
