@@ -60,6 +60,7 @@ func readmeHelloWorld(t *testing.T, cp *harness.ControlPlane) {
 		return nil
 	})
 	t.Logf("apply -> Succeeded in %s; phases %v; most brokers seen up %d", time.Since(start).Round(100*time.Millisecond), phases, maxBrokers)
+	t.Logf("kubectl get miniclusters -n %s:\n%s", ns, mustKubectl(t, cp, "get", "miniclusters", "-n", ns))
 	if phases[0] != "Pending" && phases[0] != "" && phases[0] != "Running" {
 		t.Errorf("first PHASE %q, want Pending or Running", phases[0])
 	}
@@ -143,16 +144,17 @@ func deleteAndWaitGone(t *testing.T, cp *harness.ControlPlane, ns, name string) 
 	mustKubectl(t, cp, "delete", "minicluster", name, "-n", ns)
 	eventually(t, 2*time.Minute, "every object and pod of "+name+" gone", func() error {
 		var left []string
-		for _, kind := range []string{"jobs", "pods", "services", "configmaps", "secrets"} {
-			out, err := kubectl(t, cp, "get", kind, "-n", ns, "-o", "name")
+		// What Crossplane composed carries the composite's label; the
+		// pods, the Job's.
+		for _, q := range [][]string{
+			{"jobs,services,configmaps,secrets,pods", "-l", "crossplane.io/composite"},
+			{"pods", "-l", "job-name=" + name},
+		} {
+			out, err := kubectl(t, cp, append([]string{"get", q[0], "-n", ns, "-o", "name"}, q[1:]...)...)
 			if err != nil {
 				return err
 			}
-			for _, o := range strings.Fields(out) {
-				if strings.Contains(o, "/"+name) {
-					left = append(left, o)
-				}
-			}
+			left = append(left, strings.Fields(out)...)
 		}
 		if len(left) > 0 {
 			return fmt.Errorf("still there: %v", left)
