@@ -210,6 +210,8 @@ func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc examp
 				t.Errorf("pod %s bound to node %s: want none to run", f[0], f[1])
 			}
 		}
+	case notRun:
+		// Skipped before it was applied.
 	}
 	deleteAndWaitGone(t, cp, ns, name)
 }
@@ -248,7 +250,7 @@ func specInt(t *testing.T, f, field string) int64 {
 // directory: there is no provisioner), the ConfigMap and the Secret.
 func existingVolumes(t *testing.T, cp *harness.ControlPlane, ns string) func(map[string]any) {
 	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil {
+	if err := os.Chmod(dir, 0o755); err != nil { //nolint:gosec // G302: the pods' users read it
 		t.Fatal(err)
 	}
 	pv := "pv-" + ns
@@ -286,7 +288,7 @@ stringData: {token: not-a-secret}
 	if err := os.WriteFile(f, []byte(objs), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.toml"), []byte("on the volume\n"), 0o644); err != nil { //nolint:gosec // read by the pods
+	if err := os.WriteFile(filepath.Join(dir, "settings.toml"), []byte("on the volume\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	mustKubectl(t, cp, "apply", "-f", f)
@@ -298,10 +300,10 @@ stringData: {token: not-a-secret}
 // test's, so the host's /data is neither needed nor made.
 func hostPathVolume(t *testing.T, _ *harness.ControlPlane, _ string) func(map[string]any) {
 	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil {
+	if err := os.Chmod(dir, 0o755); err != nil { //nolint:gosec // G302: the pods' users read it
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "from-the-host"), nil, 0o644); err != nil { //nolint:gosec // read by the pods
+	if err := os.WriteFile(filepath.Join(dir, "from-the-host"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return func(o map[string]any) {

@@ -121,7 +121,7 @@ func prepareHost(ctx context.Context, bridge, ip string, subnet *net.IPNet, node
 	}
 	for k, want := range kubeletSysctls {
 		if want != "" && h.Sysctls[k] != want {
-			if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(want), 0o644); err != nil { //nolint:gosec // procfs
+			if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(want), 0o644); err != nil {
 				return nil, fmt.Errorf("cannot set sysctl %s=%s for the kubelet: %w", k, want, err)
 			}
 		}
@@ -200,7 +200,7 @@ func podPids() []int {
 			if err != nil || e.IsDir() || e.Name() != "cgroup.procs" {
 				return nil
 			}
-			b, _ := os.ReadFile(p)
+			b, _ := os.ReadFile(p) //nolint:gosec // G122: cgroupfs, where nothing makes symlinks
 			for _, f := range strings.Fields(string(b)) {
 				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
 					seen[pid] = true
@@ -252,7 +252,7 @@ func (h *hostState) restore() []string {
 		if strings.TrimSpace(string(cur)) == v {
 			continue
 		}
-		if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(v), 0o644); err != nil { //nolint:gosec // procfs
+		if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(v), 0o644); err != nil {
 			errs = append(errs, fmt.Sprintf("cannot restore sysctl %s=%s: %v", k, v, err))
 		}
 	}

@@ -75,6 +75,8 @@ var standinApps = []string{
 
 // passwd is Debian bookworm's minbase /etc/passwd plus user flux (1000),
 // the user the examples' images have.
+//
+//nolint:gosec // G101: no credentials: every password is "x" (shadowed), as in Debian's
 const passwd = `root:x:0:0:root:/root:/bin/bash
 daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin
 bin:x:2:2:bin:/bin:/usr/sbin/nologin

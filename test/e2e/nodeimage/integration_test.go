@@ -302,11 +302,12 @@ func (c *privateContainerd) stop(t *testing.T, cmd *exec.Cmd, exited chan error)
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-exited:
+	case err := <-exited:
+		t.Logf("containerd stopped: %v", err)
 	case <-time.After(15 * time.Second):
 		t.Errorf("containerd did not stop on SIGTERM; killing it")
 		_ = cmd.Process.Kill()
-		<-exited
+		t.Logf("containerd killed: %v", <-exited)
 	}
 	mounts, err := mountsUnder(c.dir)
 	if err != nil {
