@@ -186,12 +186,18 @@ func validateDomainName(host string) error {
 		}
 		for i := 0; i < len(label); i++ {
 			c := label[i]
-			if c > unicode.MaxASCII || !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			if c > unicode.MaxASCII || !isLabelChar(c) {
 				return fmt.Errorf("domain label contains invalid character '%c' (0x%x)", c, c)
 			}
 		}
 	}
 	return nil
+}
+
+// isLabelChar tells whether c may appear in an RFC 1035 label: a letter, a
+// digit or '-'.
+func isLabelChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-'
 }
 
 // formatURI is conf_bootstrap_format_uri: %h is the host, %p the default

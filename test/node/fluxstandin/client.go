@@ -43,7 +43,7 @@ func call(uri string, req request, each func(response) error) error {
 		}
 		return fmt.Errorf("Unable to connect to Flux: %s: %s", path, errnoText(err))
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // the answer, or the error, is already in hand
 	if req.Scope == "" {
 		req.Scope = os.Getenv(scopeEnv)
 	}

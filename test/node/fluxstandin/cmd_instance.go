@@ -44,7 +44,7 @@ func cmdProxy(args []string, io stdio) int {
 		if errors.As(err, &ee) {
 			return exitCode(ee.ProcessState)
 		}
-		fmt.Fprintf(io.err, "flux-standin: flux-proxy: %s: %s\n", argv[0], errnoText(err))
+		_, _ = fmt.Fprintf(io.err, "flux-standin: flux-proxy: %s: %s\n", argv[0], errnoText(err))
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, syscall.ENOENT) {
 			return 127
 		}
@@ -61,7 +61,7 @@ func cmdGetattr(args []string, io stdio) int {
 	if err != nil {
 		return fail(io, fmt.Errorf("flux-getattr: %s", err))
 	}
-	fmt.Fprintln(io.out, r.Value)
+	_, _ = fmt.Fprintln(io.out, r.Value)
 	return 0
 }
 
@@ -81,9 +81,9 @@ func cmdLsattr(args []string, io stdio) int {
 	sort.Strings(names)
 	for _, k := range names {
 		if o.has("values") {
-			fmt.Fprintf(io.out, "%-30s %s\n", k, r.Attrs[k])
+			_, _ = fmt.Fprintf(io.out, "%-30s %s\n", k, r.Attrs[k])
 		} else {
-			fmt.Fprintln(io.out, k)
+			_, _ = fmt.Fprintln(io.out, k)
 		}
 	}
 	return 0
@@ -106,7 +106,7 @@ func cmdUptime(args []string, io stdio) int {
 	if u, err := user.Current(); err == nil {
 		owner = u.Username
 	}
-	fmt.Fprintf(io.out, " %s %s %s,  owner %s,  depth 0,  size %s\n", time.Now().Format("15:04:05"), f[0], f[1], owner, f[2])
+	_, _ = fmt.Fprintf(io.out, " %s %s %s,  owner %s,  depth 0,  size %s\n", time.Now().Format("15:04:05"), f[0], f[1], owner, f[2])
 	return 0
 }
 
@@ -126,9 +126,9 @@ func cmdModule(args []string, io stdio) int {
 		if err != nil {
 			return fail(io, fmt.Errorf("flux-module: %s", err))
 		}
-		fmt.Fprintf(io.out, "%-24s %s\n", "Module", "Note")
+		_, _ = fmt.Fprintf(io.out, "%-24s %s\n", "Module", "Note")
 		for _, m := range r.Modules {
-			fmt.Fprintf(io.out, "%-24s %s\n", m, "recorded by flux-standin, not loaded")
+			_, _ = fmt.Fprintf(io.out, "%-24s %s\n", m, "recorded by flux-standin, not loaded")
 		}
 		return 0
 	case "load", "remove":
@@ -140,11 +140,12 @@ func cmdModule(args []string, io stdio) int {
 			return fail(io, fmt.Errorf("flux-module: %s: a module name is required", sub))
 		}
 		_, err = call1(request{Op: opModule, Name: sub, Args: o.rest})
-		if err != nil && !(sub == "remove" && o.has("force")) {
+		forced := sub == "remove" && o.has("force")
+		if err != nil && !forced {
 			return fail(io, fmt.Errorf("flux-module: %s", err))
 		}
 		if sub == "load" {
-			fmt.Fprintf(io.err, "flux-standin: module %s recorded, not loaded: the test double has no modules (its own FCFS scheduler keeps scheduling)\n", o.rest[0])
+			_, _ = fmt.Fprintf(io.err, "flux-standin: module %s recorded, not loaded: the test double has no modules (its own FCFS scheduler keeps scheduling)\n", o.rest[0])
 		}
 		return 0
 	}

@@ -66,10 +66,10 @@ func jobWait(args []string, io stdio) int {
 				return fail(io, fmt.Errorf("flux-job: flux_job_wait_get_status: %s", err))
 			}
 			if !r.Success {
-				fmt.Fprintf(io.err, "%s: %s\n", f58(r.ID), r.ErrStr)
+				_, _ = fmt.Fprintf(io.err, "%s: %s\n", f58(r.ID), r.ErrStr)
 				rc = 1
 			} else if o.has("verbose") {
-				fmt.Fprintf(io.err, "%s: job completed successfully\n", f58(r.ID))
+				_, _ = fmt.Fprintf(io.err, "%s: job completed successfully\n", f58(r.ID))
 			}
 		}
 	}
@@ -77,13 +77,13 @@ func jobWait(args []string, io stdio) int {
 	if err != nil {
 		var re respError
 		if errors.As(err, &re) && re.resp.Errno == "ECHILD" {
-			fmt.Fprintf(io.err, "flux-standin: flux-job: %s\n", err)
+			_, _ = fmt.Fprintf(io.err, "flux-standin: flux-job: %s\n", err)
 			return 2
 		}
 		return fail(io, fmt.Errorf("flux-job: %s", err))
 	}
 	if id == 0 {
-		fmt.Fprintln(io.out, f58(r.ID))
+		_, _ = fmt.Fprintln(io.out, f58(r.ID))
 	}
 	if !r.Success {
 		return fail(io, fmt.Errorf("flux-job: %s", r.ErrStr))
@@ -106,7 +106,7 @@ func cmdCancel(args []string, io stdio) int {
 			_, err = call1(request{Op: opCancel, ID: id})
 		}
 		if err != nil {
-			fmt.Fprintf(io.err, "flux-standin: flux-cancel: %s\n", err)
+			_, _ = fmt.Fprintf(io.err, "flux-standin: flux-cancel: %s\n", err)
 			rc = 1
 		}
 	}
@@ -133,10 +133,10 @@ func cmdJobs(args []string, io stdio) int {
 		}
 	}
 	if !o.has("no-header") {
-		fmt.Fprintf(io.out, "%12s %-8s %-10s %2s %6s %6s %8s %s\n", "JOBID", "USER", "NAME", "ST", "NTASKS", "NNODES", "TIME", "INFO")
+		_, _ = fmt.Fprintf(io.out, "%12s %-8s %-10s %2s %6s %6s %8s %s\n", "JOBID", "USER", "NAME", "ST", "NTASKS", "NNODES", "TIME", "INFO")
 	}
 	for _, j := range jobs {
-		fmt.Fprintf(io.out, "%12s %-8.8s %-10.10s %2s %6d %6d %8s %s\n",
+		_, _ = fmt.Fprintf(io.out, "%12s %-8.8s %-10.10s %2s %6d %6d %8s %s\n",
 			f58(j.ID), j.User, j.Name, j.State, j.NTasks, j.NNodes, formatFSD(secondsDuration(j.Seconds)), j.Nodelist)
 	}
 	return 0

@@ -62,11 +62,11 @@ func cmdResource(args []string, io stdio) int {
 		if x == nil {
 			x = &row{}
 		}
-		fmt.Fprintf(io.out, "%d Nodes, %d Cores, %d GPUs\n", x.nnodes, x.ncores, x.ngpus)
+		_, _ = fmt.Fprintf(io.out, "%d Nodes, %d Cores, %d GPUs\n", x.nnodes, x.ncores, x.ngpus)
 		return 0
 	}
 	if !o.has("no-header") {
-		fmt.Fprintf(io.out, "%10s %6s %6s %5s %s\n", "STATE", "NNODES", "NCORES", "NGPUS", "NODELIST")
+		_, _ = fmt.Fprintf(io.out, "%10s %6s %6s %5s %s\n", "STATE", "NNODES", "NCORES", "NGPUS", "NODELIST")
 	}
 	for _, s := range states {
 		switch s {
@@ -81,7 +81,7 @@ func cmdResource(args []string, io stdio) int {
 			}
 			x = &row{}
 		}
-		fmt.Fprintf(io.out, "%10s %6d %6d %5d %s\n", s, x.nnodes, x.ncores, x.ngpus, encodeHostlist(x.hosts))
+		_, _ = fmt.Fprintf(io.out, "%10s %6d %6d %5d %s\n", s, x.nnodes, x.ncores, x.ngpus, encodeHostlist(x.hosts))
 	}
 	return 0
 }
@@ -112,7 +112,7 @@ func cmdOverlay(args []string, io stdio) int {
 		if o.has("no-pretty") {
 			indent, connector = "", ""
 		}
-		fmt.Fprintf(io.out, "%s%s%d %s: %s\n", indent, connector, n.Rank, n.Host, n.Status)
+		_, _ = fmt.Fprintf(io.out, "%s%s%d %s: %s\n", indent, connector, n.Rank, n.Host, n.Status)
 		if n.Status == "offline" || n.Status == "lost" {
 			return
 		}

@@ -54,11 +54,11 @@ func submitCommand(name string, table []opt, args []string, io stdio, run bool) 
 	}
 	noteShellOpts(o, io)
 	if o.count("verbose") > 0 {
-		fmt.Fprintf(io.err, "jobid: %s\n", f58(resp.ID))
+		_, _ = fmt.Fprintf(io.err, "jobid: %s\n", f58(resp.ID))
 	}
 	watch := run || o.has("watch")
 	if !run && !o.has("quiet") {
-		fmt.Fprintln(io.out, f58(resp.ID))
+		_, _ = fmt.Fprintln(io.out, f58(resp.ID))
 	}
 	switch {
 	case watch:
@@ -102,7 +102,7 @@ func cmdBatch(args []string, io stdio) int {
 	}
 	noteShellOpts(o, io)
 	if !o.has("quiet") {
-		fmt.Fprintln(io.out, f58(resp.ID))
+		_, _ = fmt.Fprintln(io.out, f58(resp.ID))
 	}
 	return 0
 }
@@ -194,7 +194,7 @@ func attach(id uint64, label, show bool, io stdio) int {
 		if r.Done {
 			code = r.ExitCode
 			if strings.HasPrefix(r.ErrStr, "Fatal exception") {
-				fmt.Fprintf(io.err, "flux-standin: flux-job: %s: %s\n", f58(id), r.ErrStr)
+				_, _ = fmt.Fprintf(io.err, "flux-standin: flux-job: %s: %s\n", f58(id), r.ErrStr)
 			}
 			return nil
 		}
@@ -209,7 +209,7 @@ func attach(id uint64, label, show bool, io stdio) int {
 		if label {
 			data = append([]byte(strconv.Itoa(r.TaskID)+": "), data...)
 		}
-		w.Write(data)
+		_, _ = w.Write(data) // as every write to stdout/stderr: nowhere to report it
 		return nil
 	})
 	if err != nil {
@@ -223,6 +223,6 @@ func attach(id uint64, label, show bool, io stdio) int {
 // submitter must not mistake for Flux's doing.
 func noteShellOpts(o opts, io stdio) {
 	for _, so := range o.all("setopt") {
-		fmt.Fprintf(io.err, "flux-standin: shell option %s recorded, not acted on: the test double has no job shell plugins (no PMI, no affinity)\n", so)
+		_, _ = fmt.Fprintf(io.err, "flux-standin: shell option %s recorded, not acted on: the test double has no job shell plugins (no PMI, no affinity)\n", so)
 	}
 }

@@ -127,7 +127,7 @@ func (e *executor) start(job uint64, spec *taskSpec) {
 				}(name, r)
 			}
 			streams.Wait()
-			cmd.Wait()
+			_ = cmd.Wait() // its exit status is in cmd.ProcessState
 			statuses[i] = exitCode(cmd.ProcessState)
 		}(i, tid)
 	}
@@ -140,7 +140,7 @@ func (e *executor) start(job uint64, spec *taskSpec) {
 		e.mu.Lock()
 		delete(e.jobs, job)
 		e.mu.Unlock()
-		os.RemoveAll(ej.tmpdir)
+		_ = os.RemoveAll(ej.tmpdir) // best effort: a leftover temporary directory harms nothing
 		send(&msg{Type: mExit, Status: status})
 	}()
 }
@@ -156,12 +156,12 @@ func (e *executor) kill(job uint64, sig syscall.Signal) {
 	}
 	e.mu.Unlock()
 	for _, p := range procs {
-		syscall.Kill(-p.Pid, sig)
+		_ = syscall.Kill(-p.Pid, sig) // ESRCH: the task has exited already
 	}
 	if sig == syscall.SIGTERM && len(procs) > 0 {
 		time.AfterFunc(5*time.Second, func() {
 			for _, p := range procs {
-				syscall.Kill(-p.Pid, syscall.SIGKILL)
+				_ = syscall.Kill(-p.Pid, syscall.SIGKILL) // ESRCH: gone after the SIGTERM
 			}
 		})
 	}

@@ -48,7 +48,7 @@ var built struct {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if built.dir != "" {
-		os.RemoveAll(built.dir)
+		_ = os.RemoveAll(built.dir) // a temporary directory; a leftover harms nothing
 	}
 	os.Exit(code)
 }
@@ -79,7 +79,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // only its port was wanted
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -128,7 +128,7 @@ func newInstance(t *testing.T, n int, extraToml string) *instance {
 func shortTempDir(t *testing.T) string {
 	d, err := os.MkdirTemp("", "fsi-")
 	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(d) })
+	t.Cleanup(func() { _ = os.RemoveAll(d) }) // a temporary directory; a leftover harms nothing
 	return d
 }
 
@@ -159,7 +159,7 @@ func (in *instance) start(i int, opts []string, program ...string) {
 	in.cmds[i] = cmd
 	in.exits[i] = make(chan int, 1)
 	go func(ch chan int) {
-		cmd.Wait()
+		_ = cmd.Wait() // its exit status is in cmd.ProcessState
 		ch <- exitCode(cmd.ProcessState)
 	}(in.exits[i])
 }
@@ -180,7 +180,7 @@ func (in *instance) wait(i int, d time.Duration) int {
 func (in *instance) kill() {
 	for _, c := range in.cmds {
 		if c != nil {
-			c.Process.Kill() // an error once it has exited, harmless
+			_ = c.Process.Kill() // an error once it has exited, harmless
 		}
 	}
 }
@@ -203,7 +203,11 @@ func (in *instance) client(i int, args ...string) (string, string, int) {
 	cmd.Dir = in.dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Run()
+	// A non-zero exit is the status returned; any other error is that flux
+	// did not run.
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		in.t.Fatalf("flux %s: %v", strings.Join(args, " "), err)
+	}
 	return out.String(), errb.String(), exitCode(cmd.ProcessState)
 }
 

@@ -253,7 +253,7 @@ func (jm *jobManager) maybeFinish(j *job) {
 	seen := map[*os.File]bool{}
 	for _, f := range j.files {
 		if !seen[f] {
-			f.Close()
+			_ = f.Close() // as a failed write, a failed close does not fail the job
 			seen[f] = true
 		}
 	}

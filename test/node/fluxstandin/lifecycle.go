@@ -16,7 +16,7 @@ func (b *broker) run() int {
 
 	if len(b.topo.children(b.rank)) > 0 {
 		if err := b.bind(); err != nil {
-			fmt.Fprintf(b.io.err, "flux-standin: flux-broker: %s\n", err)
+			_, _ = fmt.Fprintf(b.io.err, "flux-standin: flux-broker: %s\n", err)
 			return 1
 		}
 	}
@@ -50,7 +50,7 @@ func (b *broker) onSignal(s syscall.Signal) {
 	p := b.progProc
 	b.mu.Unlock()
 	if p != nil {
-		syscall.Kill(-p.Pid, s)
+		_ = syscall.Kill(-p.Pid, s) // ESRCH: it is exiting; its Wait ends the instance
 		return
 	}
 	b.shutdown(0, "signal")
@@ -117,11 +117,12 @@ func (b *broker) shutdown(code int, reason string) {
 func (b *broker) finish() int {
 	b.mu.Lock()
 	if b.local != nil {
-		b.local.Close()
-		os.Remove(b.localPath)
+		// Best effort on the way out: nothing is left to report errors to.
+		_ = b.local.Close()
+		_ = os.Remove(b.localPath)
 	}
 	if b.listener != nil {
-		b.listener.Close()
+		_ = b.listener.Close()
 	}
 	code := b.exitCode
 	clients := make([]*conn, 0, len(b.clients))
@@ -136,7 +137,7 @@ func (b *broker) finish() int {
 	b.removeRundir()
 	if b.contentDump != "" {
 		if err := writeDump(b.contentDump); err != nil {
-			fmt.Fprintf(b.io.err, "flux-standin: flux-broker: content.dump: %s\n", err)
+			_, _ = fmt.Fprintf(b.io.err, "flux-standin: flux-broker: content.dump: %s\n", err)
 			if code == 0 {
 				code = 1
 			}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,7 +217,7 @@ func TestBatchMode(t *testing.T) {
 			must(t, os.MkdirAll(outDir, 0o755))
 			script := "#!/bin/bash\n"
 			for i, j := range tc.jobs {
-				script += "flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-" + itoa(i) + ".err\" --output=\"${FLUX_OUTPUT_DIR}/job-" + itoa(i) + ".out\" " + j + "\n"
+				script += "flux submit --flags waitable --error=\"${FLUX_OUTPUT_DIR}/job-" + strconv.Itoa(i) + ".err\" --output=\"${FLUX_OUTPUT_DIR}/job-" + strconv.Itoa(i) + ".out\" " + j + "\n"
 			}
 			script += "flux queue idle\nflux jobs -a\nflux job wait --all\n"
 			batch := filepath.Join(in.dir, "flux-job.batch")
@@ -247,8 +249,6 @@ func sortLines(s string) []string {
 	return l
 }
 
-func itoa(i int) string { return string(rune('0' + i)) }
-
 // TestBrokerFailures: a broker that cannot start, or loses its parent,
 // exits non-zero, saying why in Flux's words.
 func TestBrokerFailures(t *testing.T) {
@@ -269,7 +269,7 @@ func TestBrokerFailures(t *testing.T) {
 		},
 		"GroupReadableCert": {
 			reason:  "The certificate as the Secret mounts it (0444).",
-			mutate:  func(in *instance) { must(in.t, os.Chmod(filepath.Join(in.dir, "curve.cert"), 0o444)) },
+			mutate:  func(in *instance) { must(in.t, os.Chmod(filepath.Join(in.dir, "curve.cert"), 0o444)) }, //nolint:gosec // G302: the group-readable mode is what the case tests
 			wantErr: "flux-standin: flux-broker: Error loading certificate: DIR/curve.cert: readable by group/other",
 		},
 		"UnknownAttribute": {
@@ -340,7 +340,6 @@ func TestBrokerFailures(t *testing.T) {
 func appendFile(t *testing.T, path, s string) {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	must(t, err)
-	defer f.Close()
 	_, err = f.WriteString(s)
-	must(t, err)
+	must(t, errors.Join(err, f.Close()))
 }

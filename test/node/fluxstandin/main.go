@@ -13,7 +13,8 @@ const fluxVersion = "0.88.0"
 const versionLine = "flux-standin (test double of flux-core " + fluxVersion + ")"
 
 // stdio is where a command reads and writes, apart so tests can run commands
-// in-process.
+// in-process. Errors writing to out and err are ignored (`_, _ =`): a
+// command whose terminal or pipe is gone has nowhere to report them.
 type stdio struct {
 	in       io.Reader
 	out, err io.Writer
@@ -49,7 +50,7 @@ var commands = map[string]func([]string, stdio) int{
 
 func run(args []string, io stdio) int {
 	if len(args) == 0 {
-		fmt.Fprintln(io.err, "usage: flux [--version] COMMAND [ARGS...]  ("+versionLine+")")
+		_, _ = fmt.Fprintln(io.err, "usage: flux [--version] COMMAND [ARGS...]  ("+versionLine+")")
 		return 1
 	}
 	switch args[0] {
@@ -64,13 +65,13 @@ func run(args []string, io stdio) int {
 }
 
 func cmdVersion(_ []string, io stdio) int {
-	fmt.Fprintln(io.out, versionLine)
+	_, _ = fmt.Fprintln(io.out, versionLine)
 	return 0
 }
 
 // fail prints err the way every command of the double reports an error,
 // and returns 1.
 func fail(io stdio, err error) int {
-	fmt.Fprintln(io.err, "flux-standin: "+err.Error())
+	_, _ = fmt.Fprintln(io.err, "flux-standin: "+err.Error())
 	return 1
 }

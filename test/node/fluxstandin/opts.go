@@ -71,7 +71,7 @@ func parseOpts(cmd string, table []opt, args []string) (opts, error) {
 					return o, fmt.Errorf("%s: option --%s requires an argument", cmd, name)
 				}
 				i++
-				val = args[i]
+				val = args[i] //nolint:gosec // G602: i+1 < len(args) is checked above
 			}
 			o.vals[name] = append(o.vals[name], val)
 		case strings.HasPrefix(a, "-") && len(a) > 1:
@@ -90,7 +90,7 @@ func parseOpts(cmd string, table []opt, args []string) (opts, error) {
 						return o, fmt.Errorf("%s: option -%c requires an argument", cmd, a[j])
 					}
 					i++
-					val = args[i]
+					val = args[i] //nolint:gosec // G602: i+1 < len(args) is checked above
 				}
 				o.vals[t.long] = append(o.vals[t.long], val)
 				break

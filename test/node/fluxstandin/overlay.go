@@ -53,11 +53,12 @@ func (b *broker) bind() error {
 // hello handler checks it, then its messages until it goes.
 func (b *broker) serveChild(c net.Conn) {
 	r := bufio.NewReader(c)
-	c.SetReadDeadline(time.Now().Add(b.connectTimeout + 10*time.Second))
+	// Deadlines fail only on a closed connection, which the read then reports.
+	_ = c.SetReadDeadline(time.Now().Add(b.connectTimeout + 10*time.Second))
 	line, err := r.ReadBytes('\n')
 	var h msg
 	if err != nil || json.Unmarshal(line, &h) != nil || h.Type != mHello {
-		c.Close()
+		_ = c.Close() // not a child of ours: dropped
 		return
 	}
 	k := newConn(c)
@@ -101,7 +102,7 @@ func (b *broker) serveChild(c net.Conn) {
 	heard.Store(time.Now().UnixNano())
 	stop := make(chan struct{})
 	go b.watchPeer(c, &heard, stop, func() { k.send(&msg{Type: mPing}) })
-	c.SetReadDeadline(time.Time{})
+	_ = c.SetReadDeadline(time.Time{})
 	err = readLines(r, func(m *msg) {
 		heard.Store(time.Now().UnixNano())
 		switch m.Type {
@@ -172,7 +173,7 @@ func (b *broker) watchPeer(c net.Conn, heard *atomic.Int64, stop chan struct{}, 
 		case <-t.C:
 			ping()
 			if time.Since(time.Unix(0, heard.Load())) > b.peerTimeout {
-				c.Close()
+				_ = c.Close() // the peer is presumed dead; the reader sees the close
 				return
 			}
 		}
@@ -221,12 +222,14 @@ func (b *broker) joinParent() {
 		time.Sleep(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second))
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetKeepAlive(true)
+		_ = tc.SetKeepAlive(true) // best effort: watchPeer's pings find a dead parent anyway
 	}
 	b.log.logf(logDebug, "connected to parent %s (rank %d) at %s", b.boot.Hosts[parent].Host, parent, uri)
 	r := bufio.NewReader(c)
 	hello, _ := json.Marshal(&msg{Type: mHello, Rank: b.rank, Hostname: b.hostname, Version: versionLine, Cores: b.cores})
-	c.SetDeadline(time.Now().Add(b.connectTimeout + 10*time.Second))
+	// Deadlines fail only on a closed connection, which the write or read
+	// then reports.
+	_ = c.SetDeadline(time.Now().Add(b.connectTimeout + 10*time.Second))
 	if _, err := c.Write(append(hello, '\n')); err != nil {
 		b.lostParent(err)
 		return
@@ -234,13 +237,13 @@ func (b *broker) joinParent() {
 	line, err := r.ReadBytes('\n')
 	var m msg
 	if err != nil || json.Unmarshal(line, &m) != nil {
-		c.Close()
+		_ = c.Close() // the broker exits on it
 		b.lostParent(err)
 		return
 	}
-	c.SetDeadline(time.Time{})
+	_ = c.SetDeadline(time.Time{})
 	if m.Type != mWelcome {
-		c.Close()
+		_ = c.Close() // rejected: the broker exits on it
 		b.fatal(fmt.Errorf("overlay.hello: %s", m.Error))
 		return
 	}
@@ -296,12 +299,12 @@ func lookupText(err error) string {
 // broker leaves after parent-fail.
 func (b *broker) lostParent(err error) {
 	// Printed whatever log-stderr-level says: it is why the broker exits.
-	fmt.Fprintf(b.io.err, "flux-standin: flux-broker: lost connection to parent (rank %d): %s\n", b.topo.parent[b.rank], describeEOF(err))
+	_, _ = fmt.Fprintf(b.io.err, "flux-standin: flux-broker: lost connection to parent (rank %d): %s\n", b.topo.parent[b.rank], describeEOF(err))
 	b.shutdown(1, "lost parent")
 }
 
 // fatal ends the broker on an error, exit status 1.
 func (b *broker) fatal(err error) {
-	fmt.Fprintf(b.io.err, "flux-standin: flux-broker: %s\n", err)
+	_, _ = fmt.Fprintf(b.io.err, "flux-standin: flux-broker: %s\n", err)
 	b.shutdown(1, err.Error())
 }

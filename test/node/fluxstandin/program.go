@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,7 +47,7 @@ func (b *broker) startProgram() {
 	b.mu.Unlock()
 	b.log.logf(logDebug, "rc2.0: %s pid %d", strings.Join(argv, " "), cmd.Process.Pid)
 	go func() {
-		cmd.Wait()
+		_ = cmd.Wait() // its exit status is in cmd.ProcessState
 		code := exitCode(cmd.ProcessState)
 		b.mu.Lock()
 		b.progProc = nil
@@ -60,10 +61,10 @@ func (b *broker) startProgram() {
 // with 127 (not found) or 126, as a shell would.
 func (b *broker) fatalProgram(name string, err error) {
 	code := 126
-	if os.IsNotExist(err) || err == exec.ErrNotFound || strings.Contains(err.Error(), "executable file not found") {
+	if os.IsNotExist(err) || errors.Is(err, exec.ErrNotFound) || strings.Contains(err.Error(), "executable file not found") {
 		code = 127
 	}
 	b.log.logf(logErr, "rc2.0: %s: %s", name, errnoText(err))
-	fmt.Fprintf(b.io.err, "flux-standin: flux-broker: rc2.0: %s: %s\n", name, errnoText(err))
+	_, _ = fmt.Fprintf(b.io.err, "flux-standin: flux-broker: rc2.0: %s: %s\n", name, errnoText(err))
 	b.shutdown(code, "initial program could not start")
 }

@@ -113,11 +113,11 @@ func (k *conn) writer() {
 			k.mu.Lock()
 			k.closed, k.queue = true, nil
 			k.mu.Unlock()
-			k.c.Close()
+			_ = k.c.Close() // the write failed already: the peer is gone
 			return
 		}
 		if closed {
-			k.c.Close()
+			_ = k.c.Close() // everything queued is flushed; nothing is lost
 			return
 		}
 	}

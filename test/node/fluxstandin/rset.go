@@ -180,7 +180,7 @@ func cmdR(args []string, io stdio) int {
 	if err != nil {
 		return fail(io, fmt.Errorf("flux-R: %s", err))
 	}
-	fmt.Fprintln(io.out, out)
+	_, _ = fmt.Fprintln(io.out, out)
 	return 0
 }
 

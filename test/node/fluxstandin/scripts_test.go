@@ -33,7 +33,7 @@ func TestRunnerScripts(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason    string
-		size      int
+		size      int32
 		mutate    func(mc *v1alpha2.MiniCluster, logs string)
 		wantExit  int
 		wantLines []string // the lead's stdout lines with this prefix, sorted
@@ -77,14 +77,14 @@ func TestRunnerScripts(t *testing.T) {
 			logs := filepath.Join(root, "fluxout")
 			mc := &v1alpha2.MiniCluster{}
 			mc.Name = "flux-sample"
-			mc.Spec.Size = ptr(int32(tc.size))
+			mc.Spec.Size = ptr(tc.size)
 			mc.Spec.Containers = []v1alpha2.MiniClusterContainer{{Name: "app", RunFlux: true}}
 			tc.mutate(mc, logs)
 			v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
 
 			cert, _, _ := testCert(t)
 			var hosts []string
-			for i := 0; i < tc.size; i++ {
+			for i := 0; i < int(tc.size); i++ {
 				uri := fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t))
 				hosts = append(hosts, fmt.Sprintf("{host = 'flux-sample-%d', bind = '%s', connect = '%s'}", i, uri, uri))
 			}
@@ -201,9 +201,9 @@ func startPod(t *testing.T, bash, root string, i int, mc *v1alpha2.MiniCluster, 
 	p := &pod{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan int, 1)}
 	cmd.Stdout, cmd.Stderr = p.out, p.err
 	must(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill() })
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // an error once it has exited, harmless
 	go func() {
-		cmd.Wait()
+		_ = cmd.Wait() // its exit status is in cmd.ProcessState
 		p.done <- exitCode(cmd.ProcessState)
 	}()
 	return p

@@ -151,6 +151,6 @@ func (b *broker) setupAttrs(conf map[string]any) error {
 // its temporary rundir.
 func (b *broker) removeRundir() {
 	if b.ownRundir {
-		os.RemoveAll(b.rundir)
+		_ = os.RemoveAll(b.rundir) // best effort on the way out: nothing is left to report to
 	}
 }

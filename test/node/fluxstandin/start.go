@@ -95,7 +95,7 @@ func execWrapped(wrap []string, ba brokerArgs, io stdio) int {
 func runBroker(ba brokerArgs, io stdio) int {
 	b, err := newBroker(ba, io)
 	if err != nil {
-		fmt.Fprintf(io.err, "flux-standin: flux-broker: %s\n", err)
+		_, _ = fmt.Fprintf(io.err, "flux-standin: flux-broker: %s\n", err)
 		return 1
 	}
 	return b.run()

@@ -102,8 +102,6 @@ func (t *topology) isDescendant(a, b int) bool {
 	return false
 }
 
-func (t *topology) size() int { return len(t.parent) }
-
 // children are the ranks whose parent is r, in rank order.
 func (t *topology) children(r int) []int {
 	var out []int

@@ -50,7 +50,7 @@ func (l *logger) logf(level int, format string, args ...any) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "%s flux-standin broker.%s[%d]: %s\n",
+	_, _ = fmt.Fprintf(l.w, "%s flux-standin broker.%s[%d]: %s\n",
 		time.Now().UTC().Format("Jan 02 15:04:05.000000"), levelNames[level], l.rank, fmt.Sprintf(format, args...))
 }
 
