@@ -40,6 +40,9 @@ type exampleCase struct {
 	reason string
 	want   outcome
 	logHas []string
+	// cleanedUp: spec.cleanup removes the Job and its pods once it ends
+	// (so there is no log left to read).
+	cleanedUp bool
 	// setup makes what the example expects to exist (volumes, Secrets) in
 	// the test's namespace, and may adapt the manifest to this machine.
 	setup func(t *testing.T, cp *harness.ControlPlane, ns string) func(map[string]any)
@@ -60,13 +63,16 @@ var examples = map[string]exampleCase{
 	"emptydir":           {reason: "a memory emptyDir at /dev/shm", want: succeeds, logHas: []string{"/dev/shm"}},
 	"existing-volumes":   {reason: "a PVC, a ConfigMap and a Secret mounted", want: succeeds, logHas: []string{"settings.toml"}, setup: existingVolumes},
 	"flux-resource-list": {reason: "flux resource list as the job", want: succeeds, logHas: []string{"flux-sample-[0-3]"}},
-	"flux-sidecar":       {reason: "the runner sleeps 200 s with a Flux sidecar; checked up, then deleted", want: staysUp},
-	"hello-world":        {reason: "the README's example", want: succeeds, logHas: []string{"hello world"}},
-	"hooks":              {reason: "commands hooks and the strace wrapper", want: succeeds, logHas: []string{"running on"}},
-	"interactive":        {reason: "the README's interactive example", want: staysUp},
-	"lammps":             {reason: "lmp from the application image (a stand-in)", want: succeeds, logHas: []string{"lmp (stand-in"}},
-	"minimal-service":    {reason: "a ClusterIP Service for the lead", want: succeeds, logHas: []string{"hello-world"}},
-	"nginx-service":      {reason: "the services Pod's nginx, reached by DNS from the job", want: succeeds, logHas: []string{"Welcome to nginx"}},
+	// The sidecar's `flux jobs -a` ends at once, and a pod with an ended
+	// container is not Ready: BROKERS stays empty until the runner's
+	// 200 s sleep ends the MiniCluster.
+	"flux-sidecar":    {reason: "a Flux sidecar beside a runner that sleeps 200 s", want: succeeds, logHas: []string{"JOBID"}},
+	"hello-world":     {reason: "the README's example", want: succeeds, logHas: []string{"hello world"}},
+	"hooks":           {reason: "commands hooks and the strace wrapper", want: succeeds, logHas: []string{"running on"}},
+	"interactive":     {reason: "the README's interactive example", want: staysUp},
+	"lammps":          {reason: "lmp from the application image (a stand-in)", want: succeeds, logHas: []string{"lmp (stand-in"}},
+	"minimal-service": {reason: "a ClusterIP Service for the lead", want: succeeds, logHas: []string{"hello-world"}},
+	"nginx-service":   {reason: "the services Pod's nginx, reached by DNS from the job", want: succeeds, logHas: []string{"Welcome to nginx"}},
 	"nginx-sidecar-service": {reason: "an nginx sidecar reached on localhost; the nginx container keeps the lead's pod running after the job, " +
 		"so the MiniCluster never ends (a sidecar should be a native sidecar container: issue 20)", want: leadDone, logHas: []string{"Welcome to nginx"}},
 	"osu-benchmarks": {reason: "osu_latency from the working directory (a stand-in)", want: succeeds, logHas: []string{"osu_latency (stand-in"}},
@@ -79,9 +85,10 @@ var examples = map[string]exampleCase{
 		"no image here brings it, and the stand-in flux has no Python bindings", want: notRun},
 	"script":      {reason: "a whole script as the job", want: succeeds},
 	"singularity": {reason: "singularity from the application image (a stand-in)", want: succeeds, logHas: []string{"singularity (stand-in"}},
-	"snakemake":   {reason: "snakemake from the application image (a stand-in), the workflow on a hostPath", want: succeeds, logHas: []string{"snakemake (stand-in"}, setup: hostPathVolume},
-	"timed":       {reason: "logging.timed with /usr/bin/time", want: succeeds, logHas: []string{"hello world"}},
-	"volumes":     {reason: "a hostPath volume (a directory of the test's instead of the host's /data)", want: succeeds, logHas: []string{"from-the-host"}, setup: hostPathVolume},
+	"snakemake": {reason: "snakemake from the application image (a stand-in), the workflow on a hostPath; cleanup: true removes the Job and its pods at the end",
+		want: succeeds, cleanedUp: true, setup: hostPathVolume},
+	"timed":   {reason: "logging.timed with /usr/bin/time", want: succeeds, logHas: []string{"hello world"}},
+	"volumes": {reason: "a hostPath volume (a directory of the test's instead of the host's /data)", want: succeeds, logHas: []string{"from-the-host"}, setup: hostPathVolume},
 }
 
 // TestEveryExampleIsCovered: every example with a claim has a case.
@@ -155,6 +162,15 @@ func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc examp
 			}
 			return nil
 		})
+		if tc.cleanedUp {
+			eventually(t, time.Minute, example+"'s Job and pods removed", func() error {
+				out, err := kubectl(t, cp, "get", "jobs,pods", "-n", ns, "-o", "name")
+				if err != nil || strings.TrimSpace(out) != "" {
+					return fmt.Errorf("still there: %q (%v)", out, err)
+				}
+				return nil
+			})
+		}
 		logs := mustKubectl(t, cp, "logs", "-n", ns, "-l", "job-name="+name+",batch.kubernetes.io/job-completion-index=0", "--tail=-1", "--all-containers")
 		for _, want := range tc.logHas {
 			if !strings.Contains(logs, want) {
