@@ -15,8 +15,11 @@ import (
 // fills, the scripts and the certificate.
 func systemVolumes(in Input) []corev1.Volume {
 	mc := in.MiniCluster
-	return []corev1.Volume{
-		{Name: plan.VolumeSoftware, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	var software []corev1.Volume
+	if !mc.Spec.Flux.Container.Disable {
+		software = []corev1.Volume{{Name: plan.VolumeSoftware, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	}
+	return append(software, []corev1.Volume{
 		{Name: plan.VolumeHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: mc.Spec.Flux.Container.Name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: plan.VolumeEntrypoint, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -30,7 +33,7 @@ func systemVolumes(in Input) []corev1.Volume {
 			Items:       []corev1.KeyToPath{{Key: entrypoint.CurveFile, Path: entrypoint.CurveFile}},
 			DefaultMode: ptr.To[int32](0o444),
 		}}},
-	}
+	}...)
 }
 
 // viewMounts are the mounts the init container and every broker container
@@ -46,10 +49,16 @@ func viewMounts(in Input) []corev1.VolumeMount {
 }
 
 // brokerMounts are the mounts of a container of spec.containers, in this
-// order: the view's, the software directory, the container's own volumes
-// and, for the runner only, the certificate its broker needs.
+// order: the view's, the software directory the view's binaries point
+// into, the container's own volumes and, for the runner only, the
+// certificate its broker needs. Without a view (flux.container.disable)
+// the image brings Flux, often in its own /opt/software (spack): an empty
+// directory mounted there would hide it.
 func brokerMounts(in Input, c *v1alpha2.MiniClusterContainer) []corev1.VolumeMount {
-	out := append(viewMounts(in), corev1.VolumeMount{Name: plan.VolumeSoftware, MountPath: entrypoint.SoftwareDir})
+	out := viewMounts(in)
+	if !in.MiniCluster.Spec.Flux.Container.Disable {
+		out = append(out, corev1.VolumeMount{Name: plan.VolumeSoftware, MountPath: entrypoint.SoftwareDir})
+	}
 	out = append(out, userMounts(c)...)
 	if c.RunFlux {
 		out = append(out, corev1.VolumeMount{Name: plan.VolumeCurveCert, MountPath: entrypoint.CurveDir, ReadOnly: true})

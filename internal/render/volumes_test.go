@@ -49,6 +49,11 @@ func TestSystemVolumes(t *testing.T) {
 			want: append(wantSystemVolumes("view"),
 				corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}),
 		},
+		"NoSoftwareWithoutView": {
+			reason: "With flux.container.disable the image brings Flux, often in its own /opt/software: no empty directory is mounted over it (found on a real node).",
+			opts:   []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) { m.Spec.Flux.Container.Disable = true }},
+			want:   wantSystemVolumes("flux-view")[1:],
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
