@@ -81,8 +81,8 @@ var examples = map[string]exampleCase{
 		want: staysPending},
 	"pokemon": {reason: "pokemon from the application image (a stand-in)", want: succeeds, logHas: []string{"pokemon (stand-in"}},
 	"post":    {reason: "commands.post on every broker", want: succeeds, logHas: []string{"hello world"}},
-	"restful-api": {reason: "the Flux RESTful API is a Python web application on flux-core's Python bindings in its own image: " +
-		"no image here brings it, and the stand-in flux has no Python bindings", want: notRun},
+	"restful-api": {reason: "the Flux RESTful API is a Python web application (uvicorn, FastAPI) on flux-core's Python bindings in its own image: " +
+		"no image here brings it (and the stand-in flux has no Python bindings)", want: notRun},
 	"script":      {reason: "a whole script as the job", want: succeeds},
 	"singularity": {reason: "singularity from the application image (a stand-in)", want: succeeds, logHas: []string{"singularity (stand-in"}},
 	"snakemake": {reason: "snakemake from the application image (a stand-in), the workflow on a hostPath; cleanup: true removes the Job and its pods at the end",

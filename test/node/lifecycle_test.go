@@ -42,6 +42,15 @@ func TestScaleWithRealPods(t *testing.T) {
 		mustKubectl(t, cp, "scale", "minicluster/flux-sample", "-n", ns, "--replicas="+size)
 		wantColumns(t, cp, ns, "flux-sample", 3*time.Minute, map[string]string{"SIZE": size, "BROKERS": size, "PHASE": "Running"})
 	}
+	// As a user would, wait until index 3's pod is gone: while it stops,
+	// its broker is still part of the instance.
+	eventually(t, 2*time.Minute, "index 3's pod gone", func() error {
+		out, err := kubectl(t, cp, "get", "pods", "-n", ns, "-l", "job-name=flux-sample,batch.kubernetes.io/job-completion-index=3", "-o", "name")
+		if err != nil || strings.TrimSpace(out) != "" {
+			return fmt.Errorf("still there: %q (%v)", out, err)
+		}
+		return nil
+	})
 	lead := leadPod(t, cp, ns)
 	out := mustKubectl(t, cp, "exec", "-n", ns, lead, "--", "bash", "-c", `. /mnt/flux/flux-view.sh && flux proxy "$fluxsocket" flux submit -N3 --watch hostname`)
 	for i := range 3 {
