@@ -40,6 +40,8 @@ type exampleCase struct {
 	reason string
 	want   outcome
 	logHas []string
+	// takes is how long it may take to succeed (default 5 minutes).
+	takes time.Duration
 	// cleanedUp: spec.cleanup removes the Job and its pods once it ends
 	// (so there is no log left to read).
 	cleanedUp bool
@@ -149,7 +151,11 @@ func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc examp
 	}
 	switch tc.want {
 	case succeeds:
-		eventually(t, 5*time.Minute, example+" Succeeded", func() error {
+		takes := tc.takes
+		if takes == 0 {
+			takes = 5 * time.Minute
+		}
+		eventually(t, takes, example+" Succeeded", func() error {
 			c, err := columns(t, cp, ns, name)
 			if err != nil {
 				return err
