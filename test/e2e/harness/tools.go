@@ -48,24 +48,14 @@ var ErrToolsMissing = errors.New("control-plane tools are missing")
 func FindTools(ctx context.Context, repoRoot string) (Tools, error) {
 	var missing []string
 	find := func(env, name string) string {
-		if p := os.Getenv(env); p != "" {
-			if isExecutable(p) {
-				return p
-			}
-			missing = append(missing, fmt.Sprintf("%s=%s is not an executable", env, p))
-			return ""
-		}
-		out, err := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "tools.sh"), "path", name).Output()
-		if p := strings.TrimSpace(string(out)); err == nil && isExecutable(p) {
-			return p
-		}
-		if name == "etcd" {
-			if p, err := exec.LookPath("etcd"); err == nil {
-				return p
+		p := findTool(ctx, repoRoot, env, name, &missing)
+		if p == "" && name == "etcd" && os.Getenv(env) == "" {
+			if lp, err := exec.LookPath("etcd"); err == nil {
+				missing = missing[:len(missing)-1]
+				return lp
 			}
 		}
-		missing = append(missing, name)
-		return ""
+		return p
 	}
 	t := Tools{
 		Etcd:                  find(EnvEtcd, "etcd"),
@@ -92,6 +82,24 @@ func FindTools(ctx context.Context, repoRoot string) (Tools, error) {
 		return t, fmt.Errorf("%w: %s (install them with: hack/tools.sh install kubernetes etcd crossplane-core)", ErrToolsMissing, strings.Join(missing, ", "))
 	}
 	return t, nil
+}
+
+// findTool returns the binary env names, else `hack/tools.sh path name`;
+// when neither gives an executable it adds what is missing to missing.
+func findTool(ctx context.Context, repoRoot, env, name string, missing *[]string) string {
+	if p := os.Getenv(env); p != "" {
+		if isExecutable(p) {
+			return p
+		}
+		*missing = append(*missing, fmt.Sprintf("%s=%s is not an executable", env, p))
+		return ""
+	}
+	out, err := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "tools.sh"), "path", name).Output()
+	if p := strings.TrimSpace(string(out)); err == nil && isExecutable(p) {
+		return p
+	}
+	*missing = append(*missing, name)
+	return ""
 }
 
 func isExecutable(p string) bool {
@@ -200,21 +208,7 @@ const (
 // the MC_* environment variables, else `hack/tools.sh path NAME`.
 func FindNodeTools(ctx context.Context, repoRoot string) (NodeTools, error) {
 	var missing []string
-	find := func(env, name string) string {
-		if p := os.Getenv(env); p != "" {
-			if isExecutable(p) {
-				return p
-			}
-			missing = append(missing, fmt.Sprintf("%s=%s is not an executable", env, p))
-			return ""
-		}
-		out, err := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "tools.sh"), "path", name).Output()
-		if p := strings.TrimSpace(string(out)); err == nil && isExecutable(p) {
-			return p
-		}
-		missing = append(missing, name)
-		return ""
-	}
+	find := func(env, name string) string { return findTool(ctx, repoRoot, env, name, &missing) }
 	t := NodeTools{
 		Kubelet:       find(EnvKubelet, "kubelet"),
 		KubeScheduler: find(EnvKubeScheduler, "kube-scheduler"),
