@@ -299,16 +299,6 @@ func (n *Node) drain() error {
 	}
 }
 
-// Pods lists the pods bound to the node, for tests that look at what the
-// kubelet reports.
-func (n *Node) Pods(ctx context.Context, namespace string, labels map[string]string) ([]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := n.cp.Client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(labels)); err != nil {
-		return nil, err
-	}
-	return pods.Items, nil
-}
-
 // httpsHealthy polls a component's self-signed /healthz on 127.0.0.1.
 func httpsHealthy(port int) func(context.Context) (bool, error) {
 	hc := insecureHealthClient()
