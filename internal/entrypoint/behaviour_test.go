@@ -722,7 +722,7 @@ func TestRunnerLeadAndWorker(t *testing.T) {
 				want := map[string]string{
 					"A_VAR": "1", "B_VAR": "two words", "PYTHONPATH": ":/opt/py/site-packages",
 					"fluxsocket": "local://" + sb.mp + "/config/run/flux/local",
-					"PATH":       sb.bin + ":/usr/local/bin:/usr/bin:/bin:" + sb.mp + "/view/bin", "LD_LIBRARY_PATH": ":" + sb.mp + "/view/lib",
+					"PATH":       sb.bin + ":/usr/bin:/bin:" + sb.mp + "/view/bin", "LD_LIBRARY_PATH": ":" + sb.mp + "/view/lib",
 				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("after sourcing flux-view.sh: -want, +got:\n%s", diff)

@@ -286,9 +286,10 @@ func (sb *sandbox) run(t *testing.T, script, host string, extra map[string]strin
 }
 
 // env is a small, fixed environment: the fakes first on PATH, a real HOME.
+// PATH leaves out /usr/local/bin, where a host may have a flux of its own.
 func (sb *sandbox) env(host string, extra map[string]string) []string {
 	env := map[string]string{
-		"PATH":          sb.bin + ":/usr/local/bin:/usr/bin:/bin",
+		"PATH":          sb.bin + ":/usr/bin:/bin",
 		"HOME":          filepath.Join(sb.root, "home"),
 		"LANG":          "C",
 		"FAKE_FLUX_LOG": sb.log,

@@ -196,7 +196,7 @@ func startPod(t *testing.T, bash, root string, i int, mc *v1alpha2.MiniCluster, 
 
 	cmd := exec.Command(bash, file)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + paths.Home,
+	cmd.Env = []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/bin:/bin", "HOME=" + paths.Home,
 		"LANG=C", hostnameEnvForTests + "=" + host}
 	p := &pod{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, done: make(chan int, 1)}
 	cmd.Stdout, cmd.Stderr = p.out, p.err
