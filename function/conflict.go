@@ -31,14 +31,12 @@ const requiredJob = "existing-job"
 // requirement Crossplane answers by calling the function again with it,
 // and "" means there is nothing to report yet (not asked, or not answered).
 func foreignJob(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, compositeUID string) (string, error) {
-	rsp.Requirements = &fnv1.Requirements{Resources: map[string]*fnv1.ResourceSelector{
-		requiredJob: {
-			ApiVersion: "batch/v1",
-			Kind:       "Job",
-			Match:      &fnv1.ResourceSelector_MatchName{MatchName: p.Names.Job},
-			Namespace:  ptr.To(p.Namespace),
-		},
-	}}
+	require(rsp, requiredJob, &fnv1.ResourceSelector{
+		ApiVersion: "batch/v1",
+		Kind:       "Job",
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: p.Names.Job},
+		Namespace:  ptr.To(p.Namespace),
+	})
 	found, answered, err := request.GetRequiredResource(req, requiredJob)
 	if err != nil {
 		return "", errors.Wrap(err, "cannot read the existing Job Crossplane returned")

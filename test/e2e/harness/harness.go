@@ -121,6 +121,9 @@ var (
 
 // ControlPlane is a running control plane.
 type ControlPlane struct {
+	// nodeTurn holds nodeLockFile while this control plane has a node.
+	nodeTurn *os.File
+
 	// Dir holds everything the control plane writes; LogDir its logs.
 	Dir    string
 	LogDir string
@@ -175,6 +178,18 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 5 * time.Minute
 	}
+	// The wait for another run's node is not start-up time.
+	var nodeTurn *os.File
+	if opts.Node != nil && os.Geteuid() == 0 {
+		if nodeTurn, err = waitForTurn(ctx, opts.Logf); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if cp == nil {
+				_ = nodeTurn.Close()
+			}
+		}()
+	}
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 
@@ -183,7 +198,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 			return nil, err
 		}
 	}
-	cp = &ControlPlane{opts: opts}
+	cp = &ControlPlane{opts: opts, nodeTurn: nodeTurn}
 	if opts.Tools != nil {
 		cp.tools = *opts.Tools
 	} else if cp.tools, err = FindTools(ctx, opts.RepoRoot); err != nil {
@@ -561,6 +576,9 @@ func (cp *ControlPlane) Stop() error {
 		errs = append(errs, cp.node.stop()...)
 	}
 	stop(cp.apiserver, cp.etcd)
+	if cp.nodeTurn != nil {
+		_ = cp.nodeTurn.Close() // the next run's node may start
+	}
 	if cp.tmpDir && !cp.keepDir {
 		if err := os.RemoveAll(cp.Dir); err != nil {
 			errs = append(errs, err.Error())
