@@ -119,19 +119,6 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		return rsp, nil
 	}
 
-	if _, ok := observed[resource.Name(render.KeyJob)]; !ok {
-		msg, err := foreignJob(req, rsp, p, string(oxr.Resource.GetUID()))
-		if err != nil {
-			response.Fatal(rsp, err)
-			return rsp, nil
-		}
-		if msg != "" {
-			response.Fatal(rsp, errors.New(msg))
-			response.ConditionFalse(rsp, ConditionValid, "JobExists").WithMessage(msg).TargetCompositeAndClaim()
-			return rsp, nil
-		}
-	}
-
 	cert, err := f.curveCert(mc, observed)
 	if err != nil {
 		fatal(rsp, err)
@@ -147,6 +134,18 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 
 	objs := render.Render(render.Input{Plan: p, CurveCert: cert})
+	if msg, jobTaken, err := foreignObjects(req, rsp, p, objs, observed, string(oxr.Resource.GetUID())); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	} else if msg != "" {
+		reason := "NameTaken"
+		if jobTaken {
+			reason = "JobExists" // typically the Flux Operator's, after a migration
+		}
+		response.Fatal(rsp, errors.New(msg))
+		response.ConditionFalse(rsp, ConditionValid, reason).WithMessage(msg).TargetCompositeAndClaim()
+		return rsp, nil
+	}
 	for _, w := range Warnings(mc) {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
