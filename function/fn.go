@@ -207,6 +207,10 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	if cleanedUp {
 		st.Phase = finished
 	}
+	if err := st.observeBrokers(req, rsp, p, job, oxr.Resource.UnstructuredContent()); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
 	// How the cluster ended (the Job's reason and message) has no status
 	// field: it goes into the Finished condition.
 	st.ReportFinished(rsp, oxr.Resource.UnstructuredContent())

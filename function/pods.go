@@ -1,0 +1,509 @@
+package function
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+)
+
+// ConditionBrokers says how many brokers are up and, while some are not, why
+// not: the pod, the Kubernetes reason and its message. It is a condition of
+// the MiniCluster's own because Crossplane reserves Ready: it drops a Ready
+// condition a function returns, and writes its own without a message.
+const ConditionBrokers = "Brokers"
+
+// Reasons of ConditionBrokers besides the Kubernetes reasons it carries.
+const (
+	ReasonBrokersUp       = "Up"
+	ReasonBrokersStarting = "Starting"
+	ReasonBrokersFinished = "Finished"
+	// ReasonFailedCreate: the Job cannot create its pods (the job
+	// controller's event reason).
+	ReasonFailedCreate = "FailedCreate"
+)
+
+// Requirement names of what the function reads while the brokers are not up.
+const (
+	requiredPods   = "broker-pods"
+	requiredEvents = "namespace-events"
+)
+
+// Bounds that keep a condition message readable in kubectl describe.
+const (
+	maxCauses        = 3   // distinct causes listed
+	maxPodsPerCause  = 4   // pods named for one cause
+	maxCauseMessage  = 300 // characters of one Kubernetes message
+	maxLastWordsSize = 600 // characters of the lead's termination message
+)
+
+// observeBrokers reports the Brokers condition and, for a finished cluster,
+// puts the lead's last words into the Finished message.
+//
+// What it reads costs Crossplane a cluster-wide informer of the kind (its
+// cached client serves required resources), and every change to a read
+// object wakes the MiniCluster. So it reads only while the answer can change
+// the status:
+//   - the broker pods while the Job is neither ready nor finished, and once
+//     it has finished until the Finished message is written (it is kept
+//     from then on: observedFinishedMessage);
+//   - the namespace's Events only while the Job has fewer pods than it
+//     should (the job controller says why only in FailedCreate events,
+//     which carry no labels to select by).
+//
+// A ready MiniCluster reads nothing: its condition comes from the Job alone.
+func (s *ClusterStatus) observeBrokers(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, job *batchv1.Job, xr map[string]any) error {
+	switch s.Phase {
+	case v1alpha2.PhaseSucceeded, v1alpha2.PhaseFailed:
+		response.ConditionFalse(rsp, ConditionBrokers, ReasonBrokersFinished).
+			WithMessage(fmt.Sprintf("the cluster has finished (%s): see the Finished condition", s.Phase)).TargetCompositeAndClaim()
+		if kept := observedFinishedMessage(xr, s.Phase); kept != "" {
+			s.Message = kept
+			return nil
+		}
+		if job == nil {
+			return nil
+		}
+		pods, err := brokerPods(req, rsp, p, job)
+		if err != nil {
+			return err
+		}
+		if words := lastWords(pods); words != "" {
+			s.Message = finishedMessage(job, words)
+		}
+		return nil
+	}
+	if job == nil {
+		return nil
+	}
+	if jobReady(job, p.ReadyQuorum) {
+		response.ConditionTrue(rsp, ConditionBrokers, ReasonBrokersUp).
+			WithMessage(upMessage(ptr.Deref(job.Status.Ready, 0), p.Size)).TargetCompositeAndClaim()
+		return nil
+	}
+	pods, err := brokerPods(req, rsp, p, job)
+	if err != nil {
+		return err
+	}
+	var events []corev1.Event
+	if missingPods(job) {
+		if events, err = jobEvents(req, rsp, p); err != nil {
+			return err
+		}
+	}
+	r := brokersReport(p, job, pods, events)
+	c := response.ConditionFalse(rsp, ConditionBrokers, r.reason).WithMessage(r.message)
+	c.TargetCompositeAndClaim()
+	if r.reason != ReasonBrokersStarting {
+		response.Warning(rsp, errors.New(r.message)).TargetCompositeAndClaim()
+	}
+	return nil
+}
+
+// jobReady is the Job's side of ready: enough brokers are up.
+func jobReady(job *batchv1.Job, quorum int32) bool {
+	return job.Status.Ready != nil && *job.Status.Ready >= quorum
+}
+
+// upMessage counts the brokers up. A full cluster's needs no count (its
+// status has size and job.ready), which keeps the steady response the same
+// size whatever the cluster's.
+func upMessage(up, size int32) string {
+	if up == size {
+		return "all brokers up"
+	}
+	return fmt.Sprintf("%d of %d brokers up", up, size)
+}
+
+// missingPods tells whether the job controller has synced the Job (it sets
+// startTime in the same status update that counts the pods it created) and
+// has fewer pods than it runs. That is when FailedCreate events say why;
+// a Job just created, whose controller has not acted yet, reads nothing.
+func missingPods(job *batchv1.Job) bool {
+	if job.Status.StartTime == nil || job.Spec.Parallelism == nil {
+		return false
+	}
+	return job.Status.Active+job.Status.Succeeded < *job.Spec.Parallelism
+}
+
+// brokerPods asks for the MiniCluster's broker pods, nil until Crossplane
+// answers.
+func brokerPods(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, job *batchv1.Job) ([]corev1.Pod, error) {
+	require(rsp, requiredPods, &fnv1.ResourceSelector{
+		ApiVersion: "v1",
+		Kind:       "Pod",
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{
+			plan.LabelSelector: p.MiniCluster.Name,
+		}}},
+		Namespace: ptr.To(p.Namespace),
+	})
+	found, _, err := request.GetRequiredResource(req, requiredPods)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot read the broker pods Crossplane returned")
+	}
+	var pods []corev1.Pod
+	for _, r := range found {
+		pod := corev1.Pod{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.Resource.UnstructuredContent(), &pod); err != nil {
+			return nil, errors.Wrapf(err, "cannot read pod %s", r.Resource.GetName())
+		}
+		pods = append(pods, pod)
+	}
+	return pods, nil
+}
+
+func ownerUID(pod *corev1.Pod) types.UID {
+	for _, o := range pod.OwnerReferences {
+		if o.Controller != nil && *o.Controller {
+			return o.UID
+		}
+	}
+	return ""
+}
+
+// jobEvents asks for the Events of the MiniCluster's namespace: the only
+// place the job controller says why it cannot create a pod.
+func jobEvents(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan) ([]corev1.Event, error) {
+	require(rsp, requiredEvents, &fnv1.ResourceSelector{
+		ApiVersion: "v1",
+		Kind:       "Event",
+		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
+		Namespace:  ptr.To(p.Namespace),
+	})
+	found, _, err := request.GetRequiredResource(req, requiredEvents)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot read the Events Crossplane returned")
+	}
+	events := make([]corev1.Event, 0, len(found))
+	for _, r := range found {
+		ev := corev1.Event{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.Resource.UnstructuredContent(), &ev); err != nil {
+			continue // an Event is a hint: one that does not decode says nothing
+		}
+		events = append(events, ev)
+	}
+	return events, nil
+}
+
+// report is what the Brokers condition says while the brokers are not up.
+type report struct {
+	reason, message string
+}
+
+// cause is why one pod is not up.
+type cause struct {
+	reason, message string
+}
+
+// brokersReport says how many of the brokers are up and why the others
+// are not. It changes only when a cause does: no restart counts, times or
+// generated pod names, and a stable order (by broker index).
+func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []corev1.Event) report {
+	up := int32(0)
+	byIndex := map[int][]*corev1.Pod{}
+	for i := range pods {
+		pod := &pods[i]
+		if owner := ownerUID(pod); job.UID != "" && owner != job.UID {
+			continue // an earlier Job's of the same name, still going
+		}
+		if podReady(pod) && pod.DeletionTimestamp == nil {
+			up++
+		}
+		idx, err := strconv.Atoi(pod.Labels[plan.LabelCompletionIndex])
+		if err != nil {
+			continue
+		}
+		byIndex[idx] = append(byIndex[idx], pod)
+	}
+	if pods == nil {
+		up = ptr.Deref(job.Status.Ready, 0)
+	}
+	head := upMessage(up, p.Size)
+
+	indexes := make([]int, 0, len(byIndex))
+	for idx := range byIndex {
+		indexes = append(indexes, idx)
+	}
+	sort.Ints(indexes)
+	type group struct {
+		cause
+		hosts []string
+	}
+	var groups []*group
+	seen := map[cause]*group{}
+	for _, idx := range indexes {
+		c, ok := indexCause(byIndex[idx])
+		if !ok {
+			continue
+		}
+		g := seen[c]
+		if g == nil {
+			g = &group{cause: c}
+			seen[c] = g
+			groups = append(groups, g)
+		}
+		g.hosts = append(g.hosts, fmt.Sprintf("%s-%d", p.Names.Job, idx))
+	}
+
+	var parts []string
+	reason := ReasonBrokersStarting
+	if msg := failedCreate(job, events); msg != "" {
+		reason = ReasonFailedCreate
+		parts = append(parts, "the Job cannot create its pods: "+msg)
+	}
+	for i, g := range groups {
+		if i == 0 && reason == ReasonBrokersStarting {
+			reason = g.reason
+		}
+		if i == maxCauses {
+			parts = append(parts, fmt.Sprintf("and %d more causes", len(groups)-maxCauses))
+			break
+		}
+		hosts := g.hosts
+		if len(hosts) > maxPodsPerCause {
+			hosts = append(hosts[:maxPodsPerCause:maxPodsPerCause], fmt.Sprintf("and %d more", len(g.hosts)-maxPodsPerCause))
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s: %s", strings.Join(hosts, ", "), g.reason, g.message))
+	}
+	if len(parts) == 0 {
+		return report{reason: reason, message: head}
+	}
+	return report{reason: reason, message: head + "; " + strings.Join(parts, "; ")}
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// indexCause is why the broker of one index is not up: the newest of its
+// pods that says why. A pod the Job replaces after a failure starts with no
+// cause of its own, so the one it replaces speaks for it, and a crash loop
+// keeps one message instead of flipping with each new pod.
+func indexCause(pods []*corev1.Pod) (cause, bool) {
+	sort.SliceStable(pods, func(i, j int) bool {
+		ti, tj := pods[i].CreationTimestamp, pods[j].CreationTimestamp
+		if !ti.Equal(&tj) {
+			return tj.Before(&ti)
+		}
+		return pods[i].Name > pods[j].Name
+	})
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodFailed {
+			continue // stopping: a scale-down or a replacement, not a cause
+		}
+		if c, ok := podCause(pod); ok {
+			return c, true
+		}
+		if podReady(pod) {
+			return cause{}, false
+		}
+	}
+	return cause{}, false
+}
+
+// waitingProgress are waiting reasons of a container on its way up.
+var waitingProgress = map[string]bool{"": true, "ContainerCreating": true, "PodInitializing": true}
+
+// podCause is why pod is not up, the way kubectl get pods names it
+// (Init:<reason> for an init container), or false while it is on its way.
+func podCause(pod *corev1.Pod) (cause, bool) {
+	if pod.Status.Phase == corev1.PodSucceeded {
+		return cause{}, false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			return cause{reason: c.Reason, message: bounded(c.Message, maxCauseMessage)}, true
+		}
+	}
+	for _, st := range pod.Status.InitContainerStatuses {
+		if c, ok := containerCause(st); ok {
+			c.reason = "Init:" + c.reason
+			return c, true
+		}
+	}
+	for _, st := range pod.Status.ContainerStatuses {
+		if c, ok := containerCause(st); ok {
+			return c, true
+		}
+	}
+	if pod.Status.Phase == corev1.PodFailed {
+		reason := pod.Status.Reason
+		if reason == "" {
+			reason = string(corev1.PodFailed)
+		}
+		return cause{reason: reason, message: bounded(pod.Status.Message, maxCauseMessage)}, true
+	}
+	return cause{}, false
+}
+
+// backOffPulling is how the kubelet prefixes the pull error it keeps
+// between two attempts.
+var backOffPulling = regexp.MustCompile(`^Back-off pulling image "[^"]*": (\w+): `)
+
+func containerCause(st corev1.ContainerStatus) (cause, bool) {
+	if w := st.State.Waiting; w != nil && !waitingProgress[w.Reason] {
+		switch w.Reason {
+		case "CrashLoopBackOff":
+			// Its message counts the back-off up; the exit it backs off
+			// from is the cause.
+			if t := st.LastTerminationState.Terminated; t != nil {
+				return cause{reason: w.Reason, message: exited(st.Name, t)}, true
+			}
+			return cause{reason: w.Reason, message: "container " + st.Name + " keeps exiting"}, true
+		case "ImagePullBackOff":
+			// The kubelet alternates ErrImagePull and ImagePullBackOff with
+			// the same error: report it one way.
+			if m := backOffPulling.FindStringSubmatch(w.Message); m != nil {
+				return cause{reason: m[1], message: bounded(w.Message[len(m[0]):], maxCauseMessage)}, true
+			}
+		}
+		return cause{reason: w.Reason, message: bounded(w.Message, maxCauseMessage)}, true
+	}
+	if t := st.State.Terminated; t != nil && t.ExitCode != 0 {
+		reason := t.Reason
+		if reason == "" {
+			reason = "Error"
+		}
+		return cause{reason: reason, message: exited(st.Name, t)}, true
+	}
+	return cause{}, false
+}
+
+func exited(name string, t *corev1.ContainerStateTerminated) string {
+	msg := fmt.Sprintf("container %s exited with %d", name, t.ExitCode)
+	if t.Signal != 0 {
+		msg = fmt.Sprintf("container %s was killed by signal %d", name, t.Signal)
+	}
+	if words := oneLine(t.Message, maxCauseMessage); words != "" {
+		msg += ": " + words
+	}
+	return msg
+}
+
+// eventPodName is the generated pod name in a FailedCreate message: each
+// attempt has another, and the cause is the same.
+var eventPodName = regexp.MustCompile(`^(Error creating: )?pods "[^"]*" is forbidden: `)
+
+// failedCreate is why the job controller last failed to create one of
+// job's pods, from its newest FailedCreate event, or "".
+func failedCreate(job *batchv1.Job, events []corev1.Event) string {
+	var newest *corev1.Event
+	for i := range events {
+		ev := &events[i]
+		if ev.Reason != ReasonFailedCreate || ev.InvolvedObject.Kind != "Job" || ev.InvolvedObject.Name != job.Name {
+			continue
+		}
+		if job.UID != "" && ev.InvolvedObject.UID != job.UID {
+			continue
+		}
+		if newest == nil || eventTime(ev).After(eventTime(newest)) || (eventTime(ev).Equal(eventTime(newest)) && ev.Name > newest.Name) {
+			newest = ev
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	msg := eventPodName.ReplaceAllString(newest.Message, "")
+	msg = strings.TrimPrefix(msg, "Error creating: ")
+	return bounded(msg, maxCauseMessage)
+}
+
+// eventTime is when an Event last happened, whichever API wrote it.
+func eventTime(ev *corev1.Event) time.Time {
+	switch {
+	case !ev.LastTimestamp.IsZero():
+		return ev.LastTimestamp.Time
+	case !ev.EventTime.IsZero():
+		return ev.EventTime.Time
+	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
+		return ev.Series.LastObservedTime.Time
+	}
+	return ev.CreationTimestamp.Time
+}
+
+// lastWords is the lead's termination message: what the runner wrote on
+// the way out (the job's own exit code and its last lines), from the
+// newest lead pod that has one.
+func lastWords(pods []corev1.Pod) string {
+	var best *corev1.ContainerStateTerminated
+	for i := range pods {
+		if pods[i].Labels[plan.LabelCompletionIndex] != "0" {
+			continue
+		}
+		for _, st := range pods[i].Status.ContainerStatuses {
+			t := st.State.Terminated
+			if t == nil || strings.TrimSpace(t.Message) == "" {
+				continue
+			}
+			if best == nil || t.FinishedAt.After(best.FinishedAt.Time) {
+				best = t
+			}
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return oneLine(best.Message, maxLastWordsSize)
+}
+
+// finishedMessage is the Finished message of a finished job, with the
+// lead's last words after the claim's terms and before the Job's own
+// reason and message.
+func finishedMessage(job *batchv1.Job, words string) string {
+	msg, detail := failedMessage(job), ""
+	c := jobFinished(job, batchv1.JobFailed, batchv1.JobFailureTarget)
+	if !jobFailed(job) {
+		msg = succeededMessage(job)
+		c = jobFinished(job, batchv1.JobComplete, batchv1.JobSuccessCriteriaMet)
+	}
+	if c != nil {
+		detail = jobDetail(c)
+	}
+	return strings.TrimSuffix(msg, detail) + ": " + words + detail
+}
+
+// oneLine joins a multi-line message into one line for a condition,
+// keeping its first line and as much of its end as fits.
+func oneLine(s string, limit int) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return bounded(strings.Join(lines, " | "), limit)
+}
+
+// bounded cuts s to at most limit bytes, keeping its start and its end
+// (where a log's last words are).
+func bounded(s string, limit int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= limit {
+		return s
+	}
+	const gap = " … "
+	keep := limit - len(gap)
+	head := keep / 3
+	return strings.ToValidUTF8(s[:head], "") + gap + strings.ToValidUTF8(s[len(s)-(keep-head):], "")
+}
