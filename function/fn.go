@@ -106,7 +106,15 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		fatal(rsp, err)
 		return rsp, nil
 	}
+	if errs := in.Defaults.ValidateFluxViews(); len(errs) > 0 {
+		response.Fatal(rsp, errors.New("invalid function input in the Composition's pipeline step: "+strings.TrimPrefix(FormatErrors(errs), "invalid MiniCluster: ")))
+		return rsp, nil
+	}
+	claimView := mc.Spec.Flux.Container.Image
 	v1alpha2.SetDefaults(mc, in.Defaults.PlatformDefaults())
+	if w := chooseView(mc, claimView, in.Defaults); w != "" {
+		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
+	}
 	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets})
 	if len(errs) > 0 {
 		fatal(rsp, errors.New(FormatErrors(errs)))
@@ -166,6 +174,14 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		response.Normalf(rsp, "MiniCluster finished (%s); spec.cleanup removed its pods", finished).TargetCompositeAndClaim()
 	}
 
+	if msg, err := podSecurity(req, rsp, p, objs, observed); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot check the pods against the namespace's Pod Security policy"))
+		return rsp, nil
+	} else if msg != "" {
+		fatal(rsp, errors.New(msg))
+		return rsp, nil
+	}
+
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composed resources"))
@@ -183,6 +199,12 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 			return rsp, nil
 		}
 		stampVersion(u)
+		if o.Name == render.KeyJob {
+			if err := keepRunningTemplate(u, observed[resource.Name(o.Name)]); err != nil {
+				response.Fatal(rsp, errors.Wrap(err, "cannot compare the Job's pod template with the running one"))
+				return rsp, nil
+			}
+		}
 		if ready(o.Name, observed[resource.Name(o.Name)], job, p.ReadyQuorum) != resource.ReadyTrue {
 			clusterReady = false
 		}

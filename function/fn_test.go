@@ -118,7 +118,7 @@ func TestRunFunctionFatal(t *testing.T) {
 		"MaxSizeBelowSize": {
 			reason: "maxSize below size is refused, saying how to fix it.",
 			xr:     xr(`{"size":4,"maxSize":2,"containers":[{"image":"x"}]}`, ""),
-			want:   []string{"spec.maxSize", "raise maxSize or lower size"},
+			want:   []string{"spec.maxSize", "lower spec.size, or give a new MiniCluster a larger spec.maxSize"},
 		},
 		"PathOnlyVolume": {
 			reason: "A volume with only a path is an error, not an invalid PVC (upstream bug).",

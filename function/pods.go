@@ -20,6 +20,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -84,8 +85,8 @@ func (s *ClusterStatus) observeBrokers(req *fnv1.RunFunctionRequest, rsp *fnv1.R
 		if err != nil {
 			return err
 		}
-		if words := lastWords(pods); words != "" {
-			s.Message = finishedMessage(job, words)
+		if words, code := lastWords(pods); words != "" {
+			s.Message = finishedMessage(job, words, code)
 		}
 		return nil
 	}
@@ -444,8 +445,8 @@ func eventTime(ev *corev1.Event) time.Time {
 
 // lastWords is the lead's termination message: what the runner wrote on
 // the way out (the job's own exit code and its last lines), from the
-// newest lead pod that has one.
-func lastWords(pods []corev1.Pod) string {
+// newest lead pod that has one, and the runner's exit code.
+func lastWords(pods []corev1.Pod) (string, int32) {
 	var best *corev1.ContainerStateTerminated
 	for i := range pods {
 		if pods[i].Labels[plan.LabelCompletionIndex] != "0" {
@@ -462,16 +463,20 @@ func lastWords(pods []corev1.Pod) string {
 		}
 	}
 	if best == nil {
-		return ""
+		return "", 0
 	}
-	return oneLine(best.Message, maxLastWordsSize)
+	return oneLine(best.Message, maxLastWordsSize), best.ExitCode
 }
 
 // finishedMessage is the Finished message of a finished job, with the
 // lead's last words after the claim's terms and before the Job's own
-// reason and message.
-func finishedMessage(job *batchv1.Job, words string) string {
+// reason and message. code is the runner's exit code: some say the
+// cluster ended for a reason other than the job.
+func finishedMessage(job *batchv1.Job, words string, code int32) string {
 	msg, detail := failedMessage(job), ""
+	if code == entrypoint.ViewDoesNotFitExitCode {
+		msg = "the Flux view cannot run in the application image" + strings.TrimPrefix(msg, "the job on the lead broker failed")
+	}
 	c := jobFinished(job, batchv1.JobFailed, batchv1.JobFailureTarget)
 	if !jobFailed(job) {
 		msg = succeededMessage(job)

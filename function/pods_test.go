@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -179,13 +180,14 @@ func TestBrokersReport(t *testing.T) {
 }
 
 func TestFinishedMessageCarriesLastWords(t *testing.T) {
-	lead := func(suffix string, at int, msg string) corev1.Pod {
+	leadExit := func(suffix string, at int, code int32, msg string) corev1.Pod {
 		return brokerPod("0", suffix, at, corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
 			Name: "flux-sample", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 42, Message: msg, FinishedAt: metav1.NewTime(time.Date(2024, 1, 1, 0, 1, at, 0, time.UTC)),
+				ExitCode: code, Message: msg, FinishedAt: metav1.NewTime(time.Date(2024, 1, 1, 0, 1, at, 0, time.UTC)),
 			}},
 		}}})
 	}
+	lead := func(suffix string, at int, msg string) corev1.Pod { return leadExit(suffix, at, 42, msg) }
 	cases := map[string]struct {
 		reason string
 		job    *batchv1.Job
@@ -204,6 +206,12 @@ func TestFinishedMessageCarriesLastWords(t *testing.T) {
 			pods:   []corev1.Pod{lead("b", 30, "second"), lead("a", 10, "first")},
 			want:   "the job on the lead broker failed: second (PodFailurePolicy: " + failJobMessage + ")",
 		},
+		"ViewDoesNotFit": {
+			reason: "A runner that ended because the view cannot run in its image: the message says so, not that the job failed.",
+			job:    observedJobWith(0, [3]string{"FailureTarget", "PodFailurePolicy", failJobMessage}),
+			pods:   []corev1.Pod{leadExit("a", 1, entrypoint.ViewDoesNotFitExitCode, "the Flux view v does not run in the application image a")},
+			want:   "the Flux view cannot run in the application image: the Flux view v does not run in the application image a (PodFailurePolicy: " + failJobMessage + ")",
+		},
 		"Succeeded": {
 			reason: "A lead that says something on success.",
 			job:    observedJobWith(0, [3]string{"SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"}),
@@ -213,7 +221,8 @@ func TestFinishedMessageCarriesLastWords(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := finishedMessage(tc.job, lastWords(tc.pods)); got != tc.want {
+			w, code := lastWords(tc.pods)
+			if got := finishedMessage(tc.job, w, code); got != tc.want {
 				t.Errorf("%s\nfinishedMessage: -want +got:\n%s", tc.reason, cmp.Diff(tc.want, got))
 			}
 		})

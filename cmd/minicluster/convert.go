@@ -46,6 +46,9 @@ func convertFiles(files []string, stdin io.Reader, stdout, stderr io.Writer) err
 		if f == "-" {
 			name = "<stdin>"
 		}
+		if err := warnDuplicates(stderr, name+": ", b); err != nil {
+			return err
+		}
 		res, err := convert.Stream(bytes.NewReader(b), convert.Options{Check: checkClaim})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

@@ -192,7 +192,7 @@ func TestConvertErrors(t *testing.T) {
 		"RefusedBySchema": {
 			reason: "A claim the API server would refuse is not written: the message names the field.",
 			stdin:  mc("  size: 4\n  maxSize: 2\n  containers: [{image: x, command: ls}]\n"),
-			want:   `<stdin>: document 1: MiniCluster "default/flux-sample": the v1alpha2 claim would be refused, so nothing is written (fix the v1alpha1 field of the same path and convert again): The MiniCluster "flux-sample" is invalid: spec.maxSize: Invalid value: spec.maxSize must be at least spec.size: raise maxSize or lower size`,
+			want:   `<stdin>: document 1: MiniCluster "default/flux-sample": the v1alpha2 claim would be refused, so nothing is written (fix the v1alpha1 field of the same path and convert again): The MiniCluster "flux-sample" is invalid: spec.maxSize: Invalid value: spec.maxSize must be at least spec.size: lower spec.size, or give a new MiniCluster a larger spec.maxSize (it cannot change once the MiniCluster exists: delete and re-create it to grow beyond it)`,
 		},
 		"RefusedByFunction": {
 			reason: "A claim the function would refuse is not written either.",

@@ -36,6 +36,9 @@ func (c *XRCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	if err := warnDuplicates(os.Stderr, "", b); err != nil {
+		return err
+	}
 	out, err := compositeYAML(b)
 	if err != nil {
 		return err
@@ -75,6 +78,9 @@ func (c *RenderCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	if err := warnDuplicates(os.Stderr, "", claim); err != nil {
+		return err
+	}
 	opts := driver.Options{Claim: claim, Shape: driver.Shape(c.Shape)}
 	if c.Input != "" {
 		if opts.Input, err = os.ReadFile(c.Input); err != nil {
@@ -105,6 +111,18 @@ func (c *RenderCmd) Run() error {
 	}
 	_, err = os.Stdout.Write(out.YAML)
 	return err
+}
+
+// warnDuplicates prints a warning for every key b repeats: its last value
+// is used, as kubectl apply would, and the earlier ones are lost. prefix
+// names the file when there may be several.
+func warnDuplicates(w io.Writer, prefix string, b []byte) error {
+	for _, d := range driver.DuplicateFields(b) {
+		if _, err := fmt.Fprintf(w, "%sWarning: %s\n", prefix, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func readFile(name string) ([]byte, error) {

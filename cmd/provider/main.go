@@ -1,5 +1,6 @@
 // Command provider runs the MiniCluster burst controller: it realises Burst
-// resources as burst MiniCluster claims in target clusters.
+// resources as burst MiniCluster claims in target clusters. It also labels
+// every broker pod job-index=<its index>, as the Flux Operator does.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/internal/controller/burst"
+	"github.com/flux-framework/minicluster-crossplane/internal/controller/jobindex"
 )
 
 // CLI of the burst controller.
@@ -31,6 +33,7 @@ type CLI struct {
 	LeaderElectionNS       string        `default:"crossplane-system" env:"POD_NAMESPACE" help:"Namespace of the leader election lease."`
 	MetricsBindAddress     string        `default:":8080" help:"Address of the Prometheus metrics endpoint."`
 	HealthProbeBindAddress string        `default:":8081" help:"Address of the health and readiness probes."`
+	JobIndex               bool          `default:"true" help:"Label every MiniCluster broker pod job-index=<its index>, as the Flux Operator does (a Service selecting job-index: \"0\" reaches the lead broker); needs patch on pods." negatable:""`
 }
 
 // Run starts the manager and blocks.
@@ -71,7 +74,12 @@ func (c *CLI) Run() error {
 	if err := burst.Setup(mgr, controller.Options{Logger: log, MaxConcurrentReconciles: c.MaxReconcileRate, PollInterval: c.Poll}, c.Poll); err != nil {
 		return errors.Wrap(err, "cannot set up the burst controller")
 	}
-	log.Info("Starting the MiniCluster burst controller", "poll", c.Poll.String())
+	if c.JobIndex {
+		if err := jobindex.Setup(mgr, log, c.MaxReconcileRate); err != nil {
+			return err
+		}
+	}
+	log.Info("Starting the MiniCluster burst controller", "poll", c.Poll.String(), "job-index", c.JobIndex)
 	return errors.Wrap(mgr.Start(ctrl.SetupSignalHandler()), "controller manager stopped")
 }
 

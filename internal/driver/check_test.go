@@ -67,11 +67,6 @@ func TestRenderRefusesInput(t *testing.T) {
 			claim:  "apiVersion: flux-framework.org/v1alpha2\nkind: XMiniCluster\nspec: {containers: [{image: a}]}\n",
 			want:   "a XMiniCluster needs metadata.name: it names the composite resource and every object composed for it (the Job, its pods, Services, ConfigMaps and the Secret)",
 		},
-		"DuplicateKey": {
-			reason: "A key given twice is an error, not the last one winning.",
-			claim:  helloWorldClaim + "  size: 2\n",
-			want:   `cannot parse YAML: yaml: unmarshal errors:` + "\n" + `  line 11: key "size" already set in map`,
-		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -40,8 +40,9 @@ func ReadDir(dir string) ([]*unstructured.Unstructured, error) {
 }
 
 // ParseObjects reads a YAML (or JSON) stream of Kubernetes objects as
-// kubectl and the API server would: each document is turned into JSON
-// (refusing duplicate keys), then decoded with integers as int64.
+// kubectl does: each document is turned into JSON, a key given twice
+// keeping its last value (see DuplicateFields), then decoded with integers
+// as int64.
 func ParseObjects(b []byte) ([]*unstructured.Unstructured, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 	var out []*unstructured.Unstructured
@@ -53,7 +54,7 @@ func ParseObjects(b []byte) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot parse YAML: %w", err)
 		}
-		j, err := yaml.YAMLToJSONStrict(doc)
+		j, err := yaml.YAMLToJSON(doc)
 		if err != nil {
 			return nil, fmt.Errorf("cannot parse YAML: %w", err)
 		}

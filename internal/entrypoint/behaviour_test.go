@@ -837,8 +837,11 @@ func TestRunnerTimed(t *testing.T) {
 		}
 		missing := filepath.Join(sb.root, "no/usr/bin/time")
 		r := sb.run(t, strings.ReplaceAll(script, "/usr/bin/time", missing), leadHost, nil)
-		if r.exit != 1 || !strings.Contains(r.stderr, missing) || len(r.calls) != 0 {
-			t.Errorf("logging.timed without /usr/bin/time must exit 1 at once with a message naming it: exit %d, flux calls %q, stderr:\n%s", r.exit, r.calls, r.stderr)
+		if r.exit != JobFailedExitCode || !strings.Contains(r.stderr, missing) || len(r.calls) != 0 {
+			t.Errorf("logging.timed without /usr/bin/time must fail the MiniCluster at once (exit %d) with a message naming it: exit %d, flux calls %q, stderr:\n%s", JobFailedExitCode, r.exit, r.calls, r.stderr)
+		}
+		if msg := readFile(t, sb.paths.TerminationLog); !strings.Contains(msg, missing) {
+			t.Errorf("the termination message must name %s: %q", missing, msg)
 		}
 	})
 
@@ -913,13 +916,23 @@ func TestRunnerTimed(t *testing.T) {
 // broker's code.
 func TestRunnerExitCode(t *testing.T) {
 	t.Parallel()
-	failed := func(code string) func(t *testing.T, sb *sandbox, r result) {
+	// message checks the termination message: its first line, then the
+	// lead's last words, which end with what the runner printed last.
+	message := func(t *testing.T, sb *sandbox, first, last string) {
+		t.Helper()
+		got := readFile(t, sb.paths.TerminationLog)
+		line, words, _ := strings.Cut(got, "\n")
+		if diff := cmp.Diff(first, line); diff != "" {
+			t.Errorf("termination message, first line: -want, +got:\n%s", diff)
+		}
+		if !strings.HasSuffix(words, last+"\n") {
+			t.Errorf("the termination message must end with the lead's last words %q:\n%s", last, got)
+		}
+	}
+	failed := func(code, last string) func(t *testing.T, sb *sandbox, r result) {
 		return func(t *testing.T, sb *sandbox, _ result) {
 			t.Helper()
-			want := "flux job on flux-sample-0 exited with " + code + "\n"
-			if diff := cmp.Diff(want, readFile(t, sb.paths.TerminationLog)); diff != "" {
-				t.Errorf("termination message: -want, +got:\n%s", diff)
-			}
+			message(t, sb, "flux job on flux-sample-0 exited with "+code, last)
 			if !exists(filepath.Join(sb.mp, "flux-operator-complete.txt")) {
 				t.Errorf("flux-operator-complete.txt must be touched after a failed job")
 			}
@@ -944,7 +957,7 @@ func TestRunnerExitCode(t *testing.T) {
 			fluxRC:   "3",
 			wantExit: JobFailedExitCode,
 			contains: []string{"POST-HOOK-OUT"},
-			check:    failed("3"),
+			check:    failed("3", "POST-HOOK-OUT"),
 		},
 		"FailingPostAfterFailedJob": {
 			reason:   "A failing commands.post does not hide the job's failure.",
@@ -953,7 +966,7 @@ func TestRunnerExitCode(t *testing.T) {
 			fluxRC:   "7",
 			wantExit: JobFailedExitCode,
 			contains: []string{"POST-HOOK-OUT"},
-			check:    failed("7"),
+			check:    failed("7", "POST-HOOK-OUT"),
 		},
 		"StrictFails": {
 			reason:  "strict mode: the same after a failed job.",
@@ -965,7 +978,7 @@ func TestRunnerExitCode(t *testing.T) {
 			fluxRC:   "7",
 			wantExit: JobFailedExitCode,
 			contains: []string{"POST-HOOK-OUT"},
-			check:    failed("7"),
+			check:    failed("7", "POST-HOOK-OUT"),
 		},
 		"LauncherFails": {
 			reason:   "Launcher mode: the command is the job.",
@@ -973,7 +986,7 @@ func TestRunnerExitCode(t *testing.T) {
 			mutate:   func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Launcher = true },
 			fluxRC:   "5",
 			wantExit: JobFailedExitCode,
-			check:    failed("5"),
+			check:    failed("5", "FAKE-FLUX-OUTPUT"),
 		},
 		"BatchFails": {
 			reason:   "Batch mode: flux batch and flux job wait are the job.",
@@ -981,7 +994,7 @@ func TestRunnerExitCode(t *testing.T) {
 			mutate:   func(mc *v1alpha2.MiniCluster, _ *sandbox) { mc.Spec.Containers[0].Batch = true },
 			fluxRC:   "1",
 			wantExit: JobFailedExitCode,
-			check:    failed("1"),
+			check:    failed("1", "FAKE-FLUX-OUTPUT"),
 		},
 		"ScriptFails": {
 			reason:  "commands.script is the job.",
@@ -991,7 +1004,7 @@ func TestRunnerExitCode(t *testing.T) {
 			},
 			fluxRC:   "4",
 			wantExit: JobFailedExitCode,
-			check:    failed("4"),
+			check:    failed("4", "FAKE-FLUX-OUTPUT"),
 		},
 		"NoTerminationLog": {
 			reason:  "Without a writable termination log the code is still JobFailedExitCode, and no such file is created.",
@@ -1009,11 +1022,79 @@ func TestRunnerExitCode(t *testing.T) {
 			},
 		},
 		"Success": {
-			reason:   "A job that succeeds exits 0, with no message.",
+			reason:   "A job that succeeds exits 0, its message saying so, even when commands.post fails outside strict mode.",
 			command:  "echo hello world",
 			mutate:   post("; false"),
 			wantExit: 0,
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				message(t, sb, "flux job on flux-sample-0 exited with 0", "POST-HOOK-OUT")
+			},
+		},
+		"StrictPostFailsOnLead": {
+			reason: "strict mode: a commands.post that fails after a good job ends the lead for good (the followers have left): " +
+				"JobFailedExitCode, not the hook's code, which the Job would retry with a lead that waits forever.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Logging.Strict = true
+				mc.Spec.Containers[0].Commands.Post = "echo copying results; cp /nonexistent/results /tmp/ 2> /dev/null"
+			},
+			wantExit: JobFailedExitCode,
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				message(t, sb, "flux job on flux-sample-0 exited with 0; commands.post then failed with 1 (logging.strict)", "copying results")
+			},
+		},
+		"StrictPostFailsAfterFailedJob": {
+			reason:  "strict mode: the job's code stays first when commands.post fails too.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Logging.Strict = true
+				mc.Spec.Containers[0].Commands.Post = "echo POST; exit 9"
+			},
+			fluxRC:   "3",
+			wantExit: JobFailedExitCode,
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				message(t, sb, "flux job on flux-sample-0 exited with 3; commands.post then failed with 9 (logging.strict)", "POST")
+			},
+		},
+		"PostExitsOnLead": {
+			reason:   "Without strict mode only a hook's own exit ends the runner: the same ending, not blamed on strict mode.",
+			command:  "echo hello world",
+			mutate:   post("; exit 6"),
+			wantExit: JobFailedExitCode,
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				message(t, sb, "flux job on flux-sample-0 exited with 0; commands.post then failed with 6", "POST-HOOK-OUT")
+			},
+		},
+		"StrictPostFailsOnWorker": {
+			reason:  "strict mode on a follower: the hook's code, which fails that pod (retried), as before.",
+			command: "echo hello world",
+			host:    workHost,
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Logging.Strict = true
+				mc.Spec.Containers[0].Commands.Post = "exit 9"
+			},
+			wantExit: 9,
 			check:    noMessage,
+		},
+		"LongLastWords": {
+			reason:  "The last words are bounded: the kubelet keeps 4096 bytes of a termination message.",
+			command: "echo hello world",
+			mutate: func(mc *v1alpha2.MiniCluster, _ *sandbox) {
+				mc.Spec.Containers[0].Commands.Post = "for i in $(seq 1 200); do printf 'line %0100d\\n' \"${i}\"; done; head -c 20000 /dev/zero | tr '\\0' x; echo"
+			},
+			fluxRC:   "3",
+			wantExit: JobFailedExitCode,
+			check: func(t *testing.T, sb *sandbox, _ result) {
+				t.Helper()
+				got := readFile(t, sb.paths.TerminationLog)
+				if len(got) > 4096 || !strings.HasPrefix(got, "flux job on flux-sample-0 exited with 3\n") || !strings.HasSuffix(got, "xxx\n") {
+					t.Errorf("the message must keep its first line and the end of the output in 4096 bytes: %d bytes\n%.300s...", len(got), got)
+				}
+			},
 		},
 		"InteractiveKeepsCode": {
 			reason:   "Without a job the lead's broker code is the runner's: there is no job to fail.",

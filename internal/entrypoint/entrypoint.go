@@ -50,7 +50,9 @@ type Plan struct {
 // step with every variable the generated scripts assign.
 var ScriptVariables = []string{
 	"brokerOptions", "cfg", "command", "configroot", "d", "fluxsocket", "hosts", "mainHost", "mp",
-	"prefix", "pythonpath", "rc", "timed", "timedJob", "viewroot", "viewsrc", "wrap",
+	"prefix", "pythonpath", "rc", "timed", "timedJob", "viewcheck", "viewroot", "viewsrc", "wrap",
+	// endings.go's
+	"again", "broker", "code", "first", "job", "kids", "n", "p", "r", "seen", "signals", "st", "step", "stopped", "tees",
 }
 
 // viewSetup is shared by the runner and sidecars: PATH, PYTHONPATH and the

@@ -2,12 +2,15 @@ package entrypoint
 
 import "strings"
 
-// JobFailedExitCode is what the lead broker's runner exits with when the
-// job (the initial program of flux start) fails. The Job's podFailurePolicy
-// turns exactly this code into a failed MiniCluster, so any other exit of a
-// runner (a crashed broker, an OOM kill, a failing hook under strict mode)
-// is retried instead. The job's own exit code goes to the pod's termination
-// message.
+// JobFailedExitCode is what a runner exits with when the MiniCluster must
+// end Failed: the lead's job (the initial program of flux start) failed, or
+// the lead ended badly after its instance had run (a failing hook under
+// strict mode, a signal), or a runner can never start (no flux, no
+// /usr/bin/time for logging.timed). The Job's podFailurePolicy turns exactly
+// this code into a failed MiniCluster, so other exits of a runner (a
+// follower's broker that crashed, a signal to a follower) are retried
+// instead. The reason, with the job's own exit code, goes to the pod's
+// termination message (see LeadMessagePrefix).
 const JobFailedExitCode = 42
 
 // DumpExtensions are the archive formats flux dump writes, chosen by the

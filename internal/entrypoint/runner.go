@@ -1,7 +1,6 @@
 package entrypoint
 
 import (
-	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -137,11 +136,17 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) string {
 	s.hook("commands.init", c.Commands.Init, quiet)
 	if lg.Timed {
 		s.line("# Checked after commands.init, which may be what installs it.")
-		s.line("if [ ! -x %s ]; then echo 'logging.timed needs %s in the application image' >&2; exit 1; fi", timeBin, timeBin)
+		s.line("if [ ! -x %s ]; then", timeBin)
+		s.in()
+		failNow(s, l, "logging.timed needs "+timeBin+" in the application image: install it in commands.init or use an image that has it")
+		s.out()
+		s.line("fi")
 	}
 	viewSetup(s, mc, l)
+	endings(s, l, lg.Strict)
 	s.line("cfg=%s", configDir.sh())
 	noFlux(s, mc, l)
+	viewFits(s, mc, l)
 
 	if m == modeSubmit || m == modeLauncher {
 		s.blank()
@@ -222,6 +227,9 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) string {
 	worker(s, mc, c, quiet)
 	s.out()
 	s.line("fi")
+	if c.Commands.Post != "" {
+		s.line("step=commands.post")
+	}
 	s.hook("commands.post", c.Commands.Post, false)
 	s.line("touch %s", runnerDone.sh())
 	s.line(`exit "${rc}"`)
@@ -241,11 +249,12 @@ func lead(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer,
 		s.line("chmod +x %s", shell.Quote(l.BatchFile()))
 	}
 	s.hook("commands.brokerPre", c.Commands.BrokerPre, quiet)
-	start := `"${timed[@]}" flux start "${wrap[@]}" --config-path="${cfg}" "${brokerOptions[@]}" "${prefix[@]}" "${timedJob[@]}"`
+	start := `runBroker "${timed[@]}" flux start "${wrap[@]}" --config-path="${cfg}" "${brokerOptions[@]}" "${prefix[@]}" "${timedJob[@]}"`
 	switch m {
 	case modeInteractive:
 		s.say(quiet, "Running in interactive mode: the cluster stays up until flux shutdown.")
-		s.line(`flux broker --config-path="${cfg}" "${brokerOptions[@]}" || rc=$?`)
+		s.line(`runBroker flux broker --config-path="${cfg}" "${brokerOptions[@]}" || rc=$?`)
+		exitIfStopped(s)
 		return
 	case modeBatch:
 		inner := shell.Words(append(append([]string{"flux", "batch"}, cmds.Flags...), "--flags", "waitable", l.BatchFile())) + " && flux job wait --all"
@@ -264,18 +273,14 @@ func lead(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer,
 	}
 	if mc.Spec.Interactive {
 		// broker.rc2_none: the job never ran, so its exit says nothing about it.
+		exitIfStopped(s)
 		return
 	}
-	s.line(`if [ "${rc}" -ne 0 ]; then`)
-	s.in()
-	s.line("# The Job fails the MiniCluster on exactly this exit code; the job's own")
-	s.line("# goes to the termination message, written first so that a failing")
-	s.line("# commands.post under strict mode cannot lose it.")
-	log := shell.Quote(l.fixed().TerminationLog)
-	s.line("%s", fmt.Sprintf(`if [ -w %s ]; then printf 'flux job on %%s exited with %%s\n' "${mainHost}" "${rc}" > %s || true; fi`, log, log))
-	s.line("rc=%d", JobFailedExitCode)
-	s.out()
-	s.line("fi")
+	s.line("# The instance has run: from here on every ending is final (see ending).")
+	s.line(`job="${rc}"`)
+	exitIfStopped(s)
+	s.line("# The Job fails the MiniCluster on exactly this exit code.")
+	s.line(`if [ "${rc}" -ne 0 ]; then rc=%d; fi`, JobFailedExitCode)
 }
 
 // noFlux ends a runner that finds no flux to run, at once and for good: a
@@ -287,12 +292,9 @@ func noFlux(s *script, mc *v1alpha2.MiniCluster, l Layout) {
 	if mc.Spec.Flux.Container.Disable {
 		msg = "flux is not on PATH in this container: with spec.flux.container.disable, the application image must bring Flux"
 	}
-	log := shell.Quote(l.fixed().TerminationLog)
 	s.line("if ! command -v flux > /dev/null 2>&1; then")
 	s.in()
-	s.line("echo %s >&2", shell.Quote(msg))
-	s.line("if [ -w %s ]; then echo %s > %s || true; fi", log, shell.Quote(msg), log)
-	s.line("exit %d", JobFailedExitCode)
+	failNow(s, l, msg)
 	s.out()
 	s.line("fi")
 }
@@ -303,7 +305,8 @@ func worker(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContaine
 	s.line("while true; do")
 	s.in()
 	s.line(`rc=0`)
-	s.line(`flux start --config-path="${cfg}" "${brokerOptions[@]}" || rc=$?`)
+	s.line(`runBroker flux start --config-path="${cfg}" "${brokerOptions[@]}" || rc=$?`)
+	exitIfStopped(s)
 	if mc.Spec.Flux.CompleteWorkers {
 		s.line(`echo "The follower broker exited (${rc}); completeWorkers is set, so this worker is done."`)
 		s.line("rc=0")
@@ -311,7 +314,8 @@ func worker(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContaine
 	} else {
 		s.line(`if [ "${rc}" -eq 0 ]; then echo "The follower broker exited cleanly. Goodbye!"; break; fi`)
 		s.line(`echo "The follower broker exited with ${rc}; trying again in 15s..."`)
-		s.line("sleep 15")
+		s.line("# In the background: a signal ends wait, not sleep.")
+		s.line(`sleep 15 & wait "$!" || true`)
 	}
 	s.out()
 	s.line("done")

@@ -231,8 +231,51 @@ func checkSecurityContext(sc v1alpha2.SecurityContext, p *field.Path) field.Erro
 			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
 		}
 	}
-	for j, c := range sc.AddCapabilities {
-		cp := p.Child("addCapabilities").Index(j)
+	errs = append(errs, checkCapabilities(sc.AddCapabilities, p.Child("addCapabilities"))...)
+	if c := sc.Capabilities; c != nil {
+		errs = append(errs, checkCapabilities(c.Add, p.Child("capabilities", "add"))...)
+		errs = append(errs, checkCapabilities(c.Drop, p.Child("capabilities", "drop"))...)
+	}
+	if sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
+		// Kubernetes refuses the pair: SYS_ADMIN is privilege enough to
+		// undo no_new_privs. (privileged with it is the schema's rule.)
+		for _, a := range AddedCapabilities(sc) {
+			if strings.EqualFold(a, "SYS_ADMIN") {
+				errs = append(errs, field.Invalid(p.Child("allowPrivilegeEscalation"), false, "cannot be false while the container adds SYS_ADMIN, which can escalate privileges: drop SYS_ADMIN, or allowPrivilegeEscalation: false"))
+				break
+			}
+		}
+	}
+	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+		errs = append(errs, field.Invalid(p.Child("runAsUser"), 0, "runAsNonRoot is set, and the kubelet refuses to start a container as uid 0: run as another uid, or drop runAsNonRoot"))
+	}
+	return errs
+}
+
+// AddedCapabilities are the capabilities a container adds, under either
+// spelling (addCapabilities, capabilities.add), each once, in order.
+func AddedCapabilities(sc v1alpha2.SecurityContext) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(cs []string) {
+		for _, c := range cs {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	add(sc.AddCapabilities)
+	if sc.Capabilities != nil {
+		add(sc.Capabilities.Add)
+	}
+	return out
+}
+
+func checkCapabilities(caps []string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for j, c := range caps {
+		cp := p.Index(j)
 		switch up := strings.ToUpper(c); {
 		case strings.HasPrefix(up, "CAP_") && linuxCapabilities[strings.TrimPrefix(up, "CAP_")]:
 			// The container runtime adds CAP_ itself: CAP_CAP_X is no

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -142,35 +144,169 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 			errs = append(errs, field.Invalid(sp.Child("supplementalGroups").Index(j), g, msg))
 		}
 	}
-	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot {
-		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-			errs = append(errs, field.Invalid(sp.Child("runAsUser"), 0, "runAsNonRoot is set: run as a uid other than 0, or drop runAsNonRoot"))
+	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+		errs = append(errs, field.Invalid(sp.Child("runAsUser"), 0, "runAsNonRoot is set: run as a uid other than 0, or drop runAsNonRoot"))
+	}
+	errs = append(errs, checkNonRoot(mc)...)
+	errs = append(errs, checkSysctls(sc.Sysctls, pod.HostIPC, sp.Child("sysctls"))...)
+	return errs
+}
+
+// checkNonRoot applies the kubelet's runAsNonRoot rule (the container's, or
+// else the pod's) to every container of the broker pods: one that would run
+// as uid 0 is never started (CreateContainerConfigError), so the brokers
+// would never start. A container that sets both itself is
+// checkSecurityContext's, and a pod that does is checkPod's.
+func checkNonRoot(mc *v1alpha2.MiniCluster) field.ErrorList {
+	s := &mc.Spec
+	pod := s.Pod.SecurityContext
+	const detail = "spec.pod.securityContext.runAsNonRoot is set, and the kubelet refuses to start a container as uid 0: run it as another uid, or drop runAsNonRoot"
+	var errs field.ErrorList
+	check := func(sc v1alpha2.SecurityContext, p *field.Path, image string) {
+		nonRoot := sc.RunAsNonRoot
+		if nonRoot == nil {
+			nonRoot = pod.RunAsNonRoot
 		}
-		errs = append(errs, checkNonRoot(mc)...)
+		if nonRoot == nil || !*nonRoot {
+			return
+		}
+		switch {
+		case sc.RunAsUser != nil:
+			if *sc.RunAsUser == 0 && sc.RunAsNonRoot == nil {
+				errs = append(errs, field.Invalid(p.Child("runAsUser"), 0, detail))
+			}
+		case pod.RunAsUser != nil:
+			if *pod.RunAsUser == 0 && sc.RunAsNonRoot != nil {
+				errs = append(errs, field.Invalid(p.Child("runAsNonRoot"), true, "spec.pod.securityContext.runAsUser is 0, and the kubelet refuses to start a runAsNonRoot container as uid 0: set runAsUser here to another uid, or drop runAsNonRoot"))
+			}
+		case strings.HasPrefix(image, fluxViewImages):
+			fp := field.NewPath("spec", "pod", "securityContext", "runAsNonRoot")
+			if sc.RunAsNonRoot != nil {
+				fp = p.Child("runAsNonRoot")
+			}
+			errs = append(errs, field.Invalid(fp, true, "the Flux view image "+image+" (the init container) runs as root, and the kubelet refuses to start it with runAsNonRoot: set spec.pod.securityContext.runAsUser (or spec.flux.container.securityContext.runAsUser) to a uid other than 0, or drop runAsNonRoot"))
+		}
+	}
+	check(s.Flux.Container.SecurityContext, field.NewPath("spec", "flux", "container", "securityContext"), s.Flux.Container.Image)
+	for i := range s.Containers {
+		check(s.Containers[i].SecurityContext, field.NewPath("spec", "containers").Index(i).Child("securityContext"), "")
 	}
 	return errs
 }
 
-// checkNonRoot applies the kubelet's runAsNonRoot rule to every container of
-// the broker pods: one that would run as uid 0 is never started
-// (CreateContainerConfigError), so the brokers would never start.
-func checkNonRoot(mc *v1alpha2.MiniCluster) field.ErrorList {
-	s := &mc.Spec
-	const detail = "spec.pod.securityContext.runAsNonRoot is set, and the kubelet refuses to start a container as uid 0: run it as another uid, or drop runAsNonRoot"
+// sysctlName is Kubernetes' rule for sysctl names (dots or slashes
+// between segments).
+var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
+
+// ipcSysctls are the sysctls of the IPC namespace, which a pod sharing the
+// node's (hostIPC) cannot set: Kubernetes refuses the pod.
+var ipcSysctls = []string{"kernel.shm", "kernel.msg", "kernel.sem", "fs.mqueue."}
+
+func checkSysctls(sysctls []v1alpha2.Sysctl, hostIPC bool, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	view := s.Flux.Container.SecurityContext.RunAsUser
-	if view != nil && *view == 0 {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "securityContext", "runAsUser"), 0, detail))
-	}
-	if img := s.Flux.Container.Image; view == nil && s.Pod.SecurityContext.RunAsUser == nil && strings.HasPrefix(img, fluxViewImages) {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "pod", "securityContext", "runAsNonRoot"), true, "the Flux view image "+img+" (the init container) runs as root, and the kubelet refuses to start it with runAsNonRoot: set spec.pod.securityContext.runAsUser (or spec.flux.container.securityContext.runAsUser) to a uid other than 0, or drop runAsNonRoot"))
-	}
-	for i := range s.Containers {
-		if u := s.Containers[i].SecurityContext.RunAsUser; u != nil && *u == 0 {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "containers").Index(i).Child("securityContext", "runAsUser"), 0, detail))
+	seen := map[string]bool{}
+	for i, sc := range sysctls {
+		np := p.Index(i).Child("name")
+		switch {
+		case !sysctlName.MatchString(sc.Name):
+			errs = append(errs, field.Invalid(np, sc.Name, "must be a sysctl name such as net.core.somaxconn or kernel.shm_rmid_forced (lowercase segments separated by dots)"))
+		case seen[strings.ReplaceAll(sc.Name, "/", ".")]:
+			errs = append(errs, duplicate(np, sc.Name, "set each sysctl once"))
+		case hostIPC && slices.ContainsFunc(ipcSysctls, func(pre string) bool { return strings.HasPrefix(sc.Name, pre) }):
+			errs = append(errs, field.Invalid(np, sc.Name, "belongs to the IPC namespace, which the pods share with the node (spec.pod.hostIPC): Kubernetes refuses the pair; drop the sysctl or hostIPC"))
 		}
+		seen[strings.ReplaceAll(sc.Name, "/", ".")] = true
 	}
 	return errs
+}
+
+// Restricted reports whether the broker pods get the settings the
+// restricted Pod Security level requires (runAsNonRoot, seccomp
+// RuntimeDefault, allowPrivilegeEscalation false, every capability dropped):
+// every container of the pods runs as a uid other than 0, by its own
+// runAsUser or the pod's (the init container as the runner, unless it has
+// its own), and nothing asks for a privilege those settings would take
+// away. Any other MiniCluster keeps what it asked for; its pods pass
+// baseline unless the claim asks for more.
+func Restricted(mc *v1alpha2.MiniCluster) bool {
+	s := &mc.Spec
+	if s.Runner() < 0 || s.Pod.HostIPC || s.Pod.HostPID || !restrictablePod(s.Pod.SecurityContext) {
+		return false
+	}
+	if v := s.Flux.Container.SecurityContext; !restrictable(v) || (v.RunAsUser != nil && *v.RunAsUser == 0) {
+		return false
+	}
+	return restrictableContainers(s.Pod.SecurityContext, s.Containers)
+}
+
+// RestrictedServices reports whether the services Pod gets the restricted
+// settings, by the same rule as the broker pods. It does not take
+// spec.pod.securityContext, so each service needs a runAsUser of its own.
+func RestrictedServices(mc *v1alpha2.MiniCluster) bool {
+	return len(mc.Spec.Services) > 0 && Restricted(mc) && restrictableContainers(v1alpha2.PodSecurityContext{}, mc.Spec.Services)
+}
+
+func restrictableContainers(pod v1alpha2.PodSecurityContext, cs []v1alpha2.MiniClusterContainer) bool {
+	for i := range cs {
+		c := &cs[i]
+		uid := c.SecurityContext.RunAsUser
+		if uid == nil {
+			uid = pod.RunAsUser
+		}
+		if uid == nil || *uid == 0 || !restrictable(c.SecurityContext) {
+			return false
+		}
+		for _, v := range c.Volumes {
+			if v.HostPath != "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// restrictablePod: nothing at the pod level conflicts with the restricted
+// settings.
+func restrictablePod(sc v1alpha2.PodSecurityContext) bool {
+	return (sc.RunAsNonRoot == nil || *sc.RunAsNonRoot) && (sc.RunAsUser == nil || *sc.RunAsUser != 0) &&
+		!unconfined(sc.SeccompProfile, sc.AppArmorProfile)
+}
+
+// restrictable: the container asks for nothing the restricted settings
+// take away. NET_BIND_SERVICE is the one capability restricted lets a
+// container add.
+func restrictable(sc v1alpha2.SecurityContext) bool {
+	if sc.Privileged || (sc.AllowPrivilegeEscalation != nil && *sc.AllowPrivilegeEscalation) ||
+		(sc.RunAsNonRoot != nil && !*sc.RunAsNonRoot) || sc.ProcMount == "Unmasked" || unconfined(sc.SeccompProfile, sc.AppArmorProfile) {
+		return false
+	}
+	for _, c := range AddedCapabilities(sc) {
+		if !strings.EqualFold(c, "NET_BIND_SERVICE") {
+			return false
+		}
+	}
+	return true
+}
+
+func unconfined(seccomp *v1alpha2.SeccompProfile, apparmor *v1alpha2.AppArmorProfile) bool {
+	return (seccomp != nil && seccomp.Type == "Unconfined") || (apparmor != nil && apparmor.Type == "Unconfined")
+}
+
+// ViewUser is the uid and gid of the Flux view's init container when
+// the pods are Restricted and neither it nor the pod names one: the
+// runner's, so that it copies the view as the user who runs it (the
+// volumes are emptyDirs anyone can write). Otherwise nil: the init
+// container runs as its own or the pod's, else as its image's user.
+func ViewUser(mc *v1alpha2.MiniCluster) (uid, gid *int64) {
+	s := &mc.Spec
+	if !Restricted(mc) || s.Flux.Container.SecurityContext.RunAsUser != nil || s.Pod.SecurityContext.RunAsUser != nil {
+		return nil, nil
+	}
+	r := s.Containers[s.Runner()].SecurityContext
+	if s.Flux.Container.SecurityContext.RunAsGroup != nil {
+		return r.RunAsUser, nil
+	}
+	return r.RunAsUser, r.RunAsGroup
 }
 
 // fluxViewImages prefixes the Flux view images (the default and its

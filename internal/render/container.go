@@ -7,6 +7,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
 // container is the one place a container declaration becomes a container,
@@ -46,6 +47,15 @@ func initContainer(in Input) corev1.Container {
 	}, []string{"/bin/bash", in.Layout.Entrypoint(entrypoint.InitKey)}, viewMounts(in))
 	// It runs to completion on its own; nobody attaches to it.
 	out.Stdin, out.TTY = false, false
+	if uid, gid := plan.ViewUser(in.MiniCluster); uid != nil {
+		if out.SecurityContext == nil {
+			out.SecurityContext = &corev1.SecurityContext{}
+		}
+		out.SecurityContext.RunAsUser = uid
+		if gid != nil {
+			out.SecurityContext.RunAsGroup = gid
+		}
+	}
 	return out
 }
 
@@ -66,6 +76,7 @@ func brokerContainer(in Input, i int) corev1.Container {
 	out := container(c, command, brokerMounts(in, c))
 	if c.RunFlux {
 		out.Name = mc.Name
+		out.Env = append(out.Env, viewFitEnv(mc, c)...)
 		// Ready means this pod's broker is up: its local socket exists.
 		out.ReadinessProbe = &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
@@ -134,23 +145,83 @@ func resourceList(rl v1alpha2.ContainerResource) corev1.ResourceList {
 }
 
 // securityContext leaves out what the claim does not ask for, so that an
-// empty one renders as none rather than as {}.
+// empty one renders as none rather than as {}. Both spellings of added
+// capabilities go into capabilities.add.
 func securityContext(sc v1alpha2.SecurityContext) *corev1.SecurityContext {
-	out := &corev1.SecurityContext{RunAsUser: sc.RunAsUser, RunAsGroup: sc.RunAsGroup}
+	out := &corev1.SecurityContext{
+		RunAsUser: sc.RunAsUser, RunAsGroup: sc.RunAsGroup, RunAsNonRoot: sc.RunAsNonRoot,
+		AllowPrivilegeEscalation: sc.AllowPrivilegeEscalation, ReadOnlyRootFilesystem: sc.ReadOnlyRootFilesystem,
+		SeccompProfile: seccompProfile(sc.SeccompProfile), SELinuxOptions: seLinuxOptions(sc.SELinuxOptions),
+		AppArmorProfile: appArmorProfile(sc.AppArmorProfile),
+	}
 	if sc.Privileged {
 		out.Privileged = ptr.To(true)
 	}
-	if len(sc.AddCapabilities) > 0 {
-		caps := make([]corev1.Capability, 0, len(sc.AddCapabilities))
-		for _, c := range sc.AddCapabilities {
-			caps = append(caps, corev1.Capability(c))
-		}
-		out.Capabilities = &corev1.Capabilities{Add: caps}
+	if sc.ProcMount != "" {
+		out.ProcMount = ptr.To(corev1.ProcMountType(sc.ProcMount))
+	}
+	caps := &corev1.Capabilities{Add: capabilities(plan.AddedCapabilities(sc))}
+	if sc.Capabilities != nil {
+		caps.Drop = capabilities(sc.Capabilities.Drop)
+	}
+	if caps.Add != nil || caps.Drop != nil {
+		out.Capabilities = caps
 	}
 	if *out == (corev1.SecurityContext{}) {
 		return nil
 	}
 	return out
+}
+
+func capabilities(cs []string) []corev1.Capability {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]corev1.Capability, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, corev1.Capability(c))
+	}
+	return out
+}
+
+func seccompProfile(p *v1alpha2.SeccompProfile) *corev1.SeccompProfile {
+	if p == nil {
+		return nil
+	}
+	return &corev1.SeccompProfile{Type: corev1.SeccompProfileType(p.Type), LocalhostProfile: p.LocalhostProfile}
+}
+
+func appArmorProfile(p *v1alpha2.AppArmorProfile) *corev1.AppArmorProfile {
+	if p == nil {
+		return nil
+	}
+	return &corev1.AppArmorProfile{Type: corev1.AppArmorProfileType(p.Type), LocalhostProfile: p.LocalhostProfile}
+}
+
+func seLinuxOptions(o *v1alpha2.SELinuxOptions) *corev1.SELinuxOptions {
+	if o == nil {
+		return nil
+	}
+	return &corev1.SELinuxOptions{User: o.User, Role: o.Role, Type: o.Type, Level: o.Level}
+}
+
+// restrict adds to a container what the restricted Pod Security level
+// requires of it and the claim left unset (see plan.Restricted; the pod's
+// part is restrictPod's).
+func restrict(c *corev1.Container) {
+	if c.SecurityContext == nil {
+		c.SecurityContext = &corev1.SecurityContext{}
+	}
+	sc := c.SecurityContext
+	if sc.AllowPrivilegeEscalation == nil {
+		sc.AllowPrivilegeEscalation = ptr.To(false)
+	}
+	if sc.Capabilities == nil {
+		sc.Capabilities = &corev1.Capabilities{}
+	}
+	if len(sc.Capabilities.Drop) == 0 {
+		sc.Capabilities.Drop = []corev1.Capability{"ALL"}
+	}
 }
 
 func containerPorts(ports []int32) []corev1.ContainerPort {
@@ -175,4 +246,16 @@ func env(c *v1alpha2.MiniClusterContainer) []corev1.EnvVar {
 		}})
 	}
 	return out
+}
+
+// viewFitEnv names the runner's image and the Flux view's, for the message
+// of a runner whose view cannot run in its image (entrypoint.viewFits).
+func viewFitEnv(mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer) []corev1.EnvVar {
+	if mc.Spec.Flux.Container.Disable {
+		return nil
+	}
+	return []corev1.EnvVar{
+		{Name: entrypoint.EnvAppImage, Value: c.Image},
+		{Name: entrypoint.EnvViewImage, Value: mc.Spec.Flux.Container.Image},
+	}
 }

@@ -52,8 +52,24 @@ func wantLifecycle(runner string, retries int32) Lifecycle {
 				},
 			},
 			{
+				Action: batchv1.PodFailurePolicyActionFailJob,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: ptr.To(runner),
+					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+					Values:        []int32{entrypoint.ViewDoesNotFitExitCode},
+				},
+			},
+			{
 				Action:          batchv1.PodFailurePolicyActionIgnore,
 				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			},
+			{
+				Action: batchv1.PodFailurePolicyActionFailJob,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: ptr.To(runner),
+					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+					Values:        []int32{137},
+				},
 			},
 		}},
 		PodReplacementPolicy: ptr.To(batchv1.Failed),

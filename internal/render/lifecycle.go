@@ -12,6 +12,10 @@ import (
 // LeadIndex is the completion index of the lead broker (rank 0).
 const LeadIndex = "0"
 
+// KilledExitCode is a container's exit code when SIGKILL ended it (128 + 9),
+// as the OOM killer does.
+const KilledExitCode = 137
+
 // Lifecycle is how the Job of a MiniCluster ends, in the fields of the Job
 // API of Kubernetes 1.31 and later (podFailurePolicy is GA in 1.31,
 // successPolicy and backoffLimitPerIndex are beta and on by default there):
@@ -29,6 +33,10 @@ const LeadIndex = "0"
 //     deadline.
 //   - A pod is disrupted (node drain, preemption, eviction: the pod has the
 //     DisruptionTarget condition): it is replaced and does not count.
+//   - A runner is killed outright (KilledExitCode: an OOM kill): the Job
+//     fails. Once the lead's instance has run, a replaced lead would wait
+//     for followers that have left, and the runner had no chance to end well
+//     (see entrypoint.LeadMessagePrefix for the endings it can map).
 //
 // spec.pod.restartPolicy says whether crashed brokers are replaced: OnFailure
 // (the default) replaces each broker up to spec.backoffLimit times; Never
@@ -61,6 +69,15 @@ func JobLifecycle(mc *v1alpha2.MiniCluster, containers []corev1.Container) Lifec
 				Values:        []int32{entrypoint.JobFailedExitCode},
 			},
 		})
+		// The Flux view cannot run in the runner's image: no retry helps.
+		rules = append(rules, batchv1.PodFailurePolicyRule{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To(runner),
+				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+				Values:        []int32{entrypoint.ViewDoesNotFitExitCode},
+			},
+		})
 	}
 	rules = append(rules, batchv1.PodFailurePolicyRule{
 		Action: batchv1.PodFailurePolicyActionIgnore,
@@ -69,6 +86,20 @@ func JobLifecycle(mc *v1alpha2.MiniCluster, containers []corev1.Container) Lifec
 			Status: corev1.ConditionTrue,
 		}},
 	})
+	if runner := RunnerName(mc, containers); runner != "" {
+		// A runner killed outright (the kernel's OOM killer takes the whole
+		// container) had no say in its exit code. A runner stops within
+		// seconds of SIGTERM, so this is no grace period running out, and a
+		// replaced lead would wait for followers that have left.
+		rules = append(rules, batchv1.PodFailurePolicyRule{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To(runner),
+				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+				Values:        []int32{KilledExitCode},
+			},
+		})
+	}
 	return Lifecycle{
 		BackoffLimitPerIndex: ptr.To(retries),
 		MaxFailedIndexes:     ptr.To[int32](0),

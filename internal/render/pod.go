@@ -1,6 +1,8 @@
 package render
 
 import (
+	"reflect"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -66,6 +68,9 @@ func brokerPodSpec(in Input) corev1.PodSpec {
 		pod.Containers = append(pod.Containers, brokerContainer(in, i))
 	}
 	pod.Volumes = append(systemVolumes(in), userVolumes(s.Containers)...)
+	if plan.Restricted(mc) {
+		restrictPod(&pod)
+	}
 
 	// The job controller, not the kubelet, restarts a crashed broker: the
 	// pod failure policy needs restartPolicy Never, and spec.pod.restartPolicy
@@ -94,6 +99,9 @@ func ServicesPod(in Input) *corev1.Pod {
 		}
 	}
 	pod.Volumes = userVolumes(s.Services)
+	if plan.RestrictedServices(mc) {
+		restrictPod(&pod)
+	}
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: in.Names.ServicesPod, Namespace: in.Namespace, Labels: labels, Annotations: emptyToNil(s.Pod.Annotations)},
@@ -177,11 +185,44 @@ func tolerations(ts []v1alpha2.Toleration) []corev1.Toleration {
 // podSecurityContext leaves out what the claim does not ask for, so that
 // an empty one renders as none rather than as {}.
 func podSecurityContext(sc v1alpha2.PodSecurityContext) *corev1.PodSecurityContext {
-	if sc.FSGroup == nil && sc.RunAsUser == nil && sc.RunAsGroup == nil && sc.RunAsNonRoot == nil && len(sc.SupplementalGroups) == 0 {
-		return nil
-	}
-	return &corev1.PodSecurityContext{
+	out := &corev1.PodSecurityContext{
 		FSGroup: sc.FSGroup, RunAsUser: sc.RunAsUser, RunAsGroup: sc.RunAsGroup,
 		RunAsNonRoot: sc.RunAsNonRoot, SupplementalGroups: sc.SupplementalGroups,
+		SeccompProfile: seccompProfile(sc.SeccompProfile), SELinuxOptions: seLinuxOptions(sc.SELinuxOptions),
+		AppArmorProfile: appArmorProfile(sc.AppArmorProfile),
+	}
+	if sc.SupplementalGroupsPolicy != "" {
+		out.SupplementalGroupsPolicy = ptr.To(corev1.SupplementalGroupsPolicy(sc.SupplementalGroupsPolicy))
+	}
+	if sc.FSGroupChangePolicy != "" {
+		out.FSGroupChangePolicy = ptr.To(corev1.PodFSGroupChangePolicy(sc.FSGroupChangePolicy))
+	}
+	for _, s := range sc.Sysctls {
+		out.Sysctls = append(out.Sysctls, corev1.Sysctl{Name: s.Name, Value: s.Value})
+	}
+	if reflect.DeepEqual(out, &corev1.PodSecurityContext{}) {
+		return nil
+	}
+	return out
+}
+
+// restrictPod gives a pod, and each of its containers, what the restricted
+// Pod Security level requires and the claim left unset (see
+// plan.Restricted).
+func restrictPod(pod *corev1.PodSpec) {
+	if pod.SecurityContext == nil {
+		pod.SecurityContext = &corev1.PodSecurityContext{}
+	}
+	if pod.SecurityContext.RunAsNonRoot == nil {
+		pod.SecurityContext.RunAsNonRoot = ptr.To(true)
+	}
+	if pod.SecurityContext.SeccompProfile == nil {
+		pod.SecurityContext.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	for i := range pod.InitContainers {
+		restrict(&pod.InitContainers[i])
+	}
+	for i := range pod.Containers {
+		restrict(&pod.Containers[i])
 	}
 }

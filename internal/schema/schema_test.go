@@ -145,7 +145,7 @@ func TestValidate(t *testing.T) {
 		"MaxSizeBelowSize": {
 			reason: "The CEL rule on spec names the field it is about (fieldPath).",
 			obj:    withSpec("  size: 4\n  maxSize: 2\n  containers: [{image: rockylinux:9}]\n"),
-			want:   []string{"spec.maxSize: Invalid value: spec.maxSize must be at least spec.size: raise maxSize or lower size"},
+			want:   []string{"spec.maxSize: Invalid value: spec.maxSize must be at least spec.size: lower spec.size, or give a new MiniCluster a larger spec.maxSize (it cannot change once the MiniCluster exists: delete and re-create it to grow beyond it)"},
 		},
 		"MinSizeAboveSize": {
 			reason: "minSize may not exceed size.",
@@ -195,8 +195,8 @@ func TestValidate(t *testing.T) {
 			reason: "Enum and pattern errors name the field and the value.",
 			obj:    withSpec("  containers: [{image: rockylinux:9}, {name: Side, image: nginx, imagePullPolicy: Sometimes}]\n"),
 			want: []string{
-				`spec.containers[1].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"`,
-				`spec.containers[1].name: Invalid value: "Side": spec.containers[1].name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`,
+				`spec.containers[1].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never", ""`,
+				`spec.containers[1].name: Invalid value: "Side": spec.containers[1].name in body should match '^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$'`,
 				blockedErr,
 			},
 		},

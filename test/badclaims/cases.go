@@ -145,7 +145,7 @@ func Cases() []Case {
 	return []Case{
 		// ============================================================ schema
 		// ------------------------------------------------ sizes (CEL, bounds)
-		schema("maxsize-below-size", "spec.maxSize: Invalid value: …spec.maxSize must be at least spec.size: raise maxSize or lower size",
+		schema("maxsize-below-size", "spec.maxSize: Invalid value: …spec.maxSize must be at least spec.size: lower spec.size, or give a new MiniCluster a larger spec.maxSize (it cannot change once the MiniCluster exists: delete and re-create it to grow beyond it)",
 			"maxSize is the largest size, so it cannot be below size.",
 			set("spec.maxSize", int64(2))),
 		schema("minsize-above-size", "spec.minSize: Invalid value: …spec.minSize must not exceed spec.size",

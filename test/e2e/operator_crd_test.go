@@ -3,6 +3,10 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +17,9 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -31,9 +37,14 @@ import (
 // the MiniCluster), so the composite is Synced=False ("Unsynced resources:
 // ...") with a Warning event per object naming both controllers, the claim
 // stays Ready=False, and the operator's running Job is left as it was.
-// Re-applying the operator's CRD replaces the claim CRD's schema until
-// Crossplane next reconciles the XRD. Deleting the MiniCluster and creating
-// it again from the same YAML moves it over.
+// Re-applying the operator's CRD with kubectl apply (as flux-cloud and an
+// operator upgrade do) replaces the claim CRD's versions, but a client-side
+// apply leaves the fields the operator's manifest does not name, the claim
+// category among them, so Crossplane's watch sees the change and puts the
+// claim CRD back within seconds; a replace of the whole CRD (kubectl
+// replace) drops the category and stays until Crossplane next reconciles
+// the XRD. Deleting the MiniCluster and creating it again from
+// the same YAML moves it over.
 //
 // No operator runs here: the test creates the objects the operator would
 // have made (reference shapes: Job <name>, ConfigMap <name>-entrypoint,
@@ -51,9 +62,8 @@ func TestOperatorCRD(t *testing.T) {
 	name := mc.GetName()
 	var opJob *batchv1.Job
 	step(t, "the operator's CRD and a MiniCluster it runs", func(t *testing.T) {
-		if err := cp.Client.Create(ctx(t), operatorCRD()); err != nil {
-			t.Fatal(err)
-		}
+		// As flux-cloud installs the operator: kubectl apply of its manifest.
+		kubectl(t, cp, "apply", "-f", operatorCRDFile(t))
 		eventually(t, time.Minute, "the operator's CRD is established", func() error {
 			return crdEstablished(t, cp)
 		})
@@ -161,9 +171,9 @@ func TestOperatorCRD(t *testing.T) {
 		}
 	})
 
-	step(t, "a re-applied operator CRD stays until Crossplane reconciles the XRD", func(t *testing.T) {
-		// As kubectl apply of the operator's manifest would: its spec, the
-		// owner reference Crossplane set left in place.
+	step(t, "a replaced operator CRD stays until Crossplane reconciles the XRD", func(t *testing.T) {
+		// As kubectl replace: the whole spec, the owner reference
+		// Crossplane set left in place.
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := cp.Client.Get(ctx(t), client.ObjectKey{Name: harness.ClaimCRDName}, crd); err != nil {
 			t.Fatal(err)
@@ -201,6 +211,39 @@ func TestOperatorCRD(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	step(t, "kubectl apply of the operator's CRD again: Crossplane puts the claim CRD back at once", func(t *testing.T) {
+		// The operator's upgrade, or flux-cloud installing it again: the
+		// real kubectl, a client-side apply of the same manifest.
+		// What the apply makes of the claim CRD, before Crossplane acts on
+		// it: the operator's versions, Crossplane's claim category kept.
+		dry := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal([]byte(kubectl(t, cp, "apply", "--dry-run=server", "-o", "yaml", "-f", operatorCRDFile(t))), dry); err != nil {
+			t.Fatal(err)
+		}
+		if isClaimCRD(dry) || !slices.Contains(dry.Spec.Names.Categories, "claim") {
+			t.Errorf("kubectl apply would make versions %v, categories %v: want the operator's versions and the claim category kept", dry.Spec.Versions, dry.Spec.Names.Categories)
+		}
+		start := time.Now()
+		kubectl(t, cp, "apply", "-f", operatorCRDFile(t))
+		eventually(t, 30*time.Second, "Crossplane restores the claim CRD without a restart", func() error {
+			got := &apiextensionsv1.CustomResourceDefinition{}
+			if err := cp.Client.Get(ctx(t), client.ObjectKey{Name: harness.ClaimCRDName}, got); err != nil {
+				return err
+			}
+			if !isClaimCRD(got) {
+				return fmt.Errorf("CRD %s has the operator's schema", got.Name)
+			}
+			// The claim category is what lets Crossplane's watch see the
+			// apply: a client-side apply keeps what the manifest does not
+			// name.
+			if !slices.Contains(got.Spec.Names.Categories, "claim") {
+				return fmt.Errorf("CRD %s lost the claim category: %v", got.Name, got.Spec.Names.Categories)
+			}
+			return nil
+		})
+		t.Logf("kubectl apply -> claim CRD back in %s", time.Since(start).Round(100*time.Millisecond))
 	})
 
 	step(t, "delete and re-create moves the MiniCluster over", func(t *testing.T) {
@@ -285,6 +328,56 @@ func operatorCRD() *apiextensionsv1.CustomResourceDefinition {
 			}},
 		},
 	}
+}
+
+// operatorCRDFile writes operatorCRD as the YAML manifest kubectl applies.
+func operatorCRDFile(t *testing.T) string {
+	t.Helper()
+	crd := operatorCRD()
+	crd.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(u, "status")
+	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+	b, err := yaml.Marshal(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "operator-crd.yaml")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// kubectl runs the real kubectl (apply is client-side by default) against
+// cp and returns its standard output: $MC_KUBECTL, else the pinned one of
+// hack/tools.sh.
+func kubectl(t *testing.T, cp *harness.ControlPlane, args ...string) string {
+	t.Helper()
+	bin := os.Getenv(harness.EnvKubectl)
+	if bin == "" {
+		out, err := exec.Command(filepath.Join(cp.Options().RepoRoot, "hack", "tools.sh"), "path", "kubectl").Output()
+		if err != nil {
+			t.Fatalf("no kubectl (hack/tools.sh install kubernetes, or set %s): %v", harness.EnvKubectl, err)
+		}
+		bin = strings.TrimSpace(string(out))
+	}
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(c, bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	if e := strings.TrimSpace(stderr.String()); e != "" {
+		t.Logf("kubectl %s: %s", strings.Join(args, " "), e)
+	}
+	return stdout.String()
 }
 
 // operatorJob is the operator's Indexed Job of a MiniCluster, controlled by it.

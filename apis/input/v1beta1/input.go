@@ -35,9 +35,26 @@ type Input struct {
 // Defaults a platform team sets for its tenants.
 type Defaults struct {
 	// FluxViewImage replaces the default Flux view image (e.g. a mirror in
-	// the platform's registry).
+	// the platform's registry): the view of a MiniCluster that names none
+	// and whose runner's image no entry of fluxViews matches. Setting it
+	// leaves the built-in view table out unless builtinFluxViews is true:
+	// the platform chose its views.
 	// +optional
 	FluxViewImage string `json:"fluxViewImage,omitempty"`
+
+	// FluxViews pick the Flux view of a MiniCluster that names none
+	// (spec.flux.container.image) by its Flux runner's image: the view's
+	// binaries run with that image's C library, so the two must share an
+	// OS. They are tried in order before the built-in table
+	// (DefaultFluxViews), so an entry for an image the table knows replaces
+	// its view (a registry mirror, an arm view); the first match wins.
+	// +optional
+	FluxViews []FluxView `json:"fluxViews,omitempty"`
+
+	// BuiltinFluxViews says whether the built-in view table picks views
+	// after fluxViews: by default only when fluxViewImage is not set.
+	// +optional
+	BuiltinFluxViews *bool `json:"builtinFluxViews,omitempty"`
 
 	// ConnectTimeout replaces the default broker connect timeout.
 	// +optional

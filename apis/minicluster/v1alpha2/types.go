@@ -30,7 +30,7 @@ type MiniClusterList struct {
 
 // MiniClusterSpec is the desired state of a MiniCluster.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.maxSize) || self.maxSize == 0 || self.maxSize >= self.size",message="spec.maxSize must be at least spec.size: raise maxSize or lower size",fieldPath=".maxSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxSize) || self.maxSize == 0 || self.maxSize >= self.size",message="spec.maxSize must be at least spec.size: lower spec.size, or give a new MiniCluster a larger spec.maxSize (it cannot change once the MiniCluster exists: delete and re-create it to grow beyond it)",fieldPath=".maxSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.minSize) || self.minSize == 0 || self.minSize <= self.size",message="spec.minSize must not exceed spec.size: it is the number of brokers Flux waits for before starting",fieldPath=".minSize"
 // +kubebuilder:validation:XValidation:rule="size(self.containers) == 1 || self.containers.exists_one(c, has(c.runFlux) && c.runFlux)",message="spec.containers must have exactly one container with runFlux: true (the Flux broker runner)",fieldPath=".containers"
 //
@@ -170,10 +170,10 @@ type MiniClusterSpec struct {
 // Network configures the cluster's Service.
 type Network struct {
 	// HeadlessName names the headless Service and the pods' subdomain.
-	// Defaults to the MiniCluster's name.
+	// Defaults to the MiniCluster's name ("" too).
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`
 	HeadlessName string `json:"headlessName,omitempty"`
 
 	// DisableAffinity drops the soft rules that spread pods one per node and
@@ -245,9 +245,9 @@ type PodSpec struct {
 	// +optional
 	AutomountServiceAccountToken bool `json:"automountServiceAccountToken,omitempty"`
 
-	// RestartPolicy of the pods. Defaults to OnFailure.
+	// RestartPolicy of the pods. Defaults to OnFailure ("" too).
 	// +optional
-	// +kubebuilder:validation:Enum=OnFailure;Never
+	// +kubebuilder:validation:Enum=OnFailure;Never;""
 	RestartPolicy string `json:"restartPolicy,omitempty"`
 
 	// RuntimeClassName of the pods.
@@ -276,9 +276,9 @@ type PodSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	Tolerations []Toleration `json:"tolerations,omitempty"`
 
-	// DNSPolicy of the pods.
+	// DNSPolicy of the pods ("" is Kubernetes' default, ClusterFirst).
 	// +optional
-	// +kubebuilder:validation:Enum=ClusterFirst;ClusterFirstWithHostNet;Default;None
+	// +kubebuilder:validation:Enum=ClusterFirst;ClusterFirstWithHostNet;Default;None;""
 	DNSPolicy string `json:"dnsPolicy,omitempty"`
 
 	// HostIPC shares the node's IPC namespace.
@@ -300,18 +300,18 @@ type Toleration struct {
 	// +kubebuilder:validation:MaxLength=317
 	Key string `json:"key,omitempty"`
 	// +optional
-	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
+	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute;""
 	Effect string `json:"effect,omitempty"`
 	// +optional
-	// +kubebuilder:validation:Enum=Exists;Equal
+	// +kubebuilder:validation:Enum=Exists;Equal;""
 	Operator string `json:"operator,omitempty"`
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Value string `json:"value,omitempty"`
 }
 
-// PodSecurityContext is the subset of the pod security context that matters
-// for HPC pods.
+// PodSecurityContext is the pod security context, as the Flux Operator
+// takes it (Kubernetes' own, without the Windows options).
 type PodSecurityContext struct {
 	// +optional
 	FSGroup *int64 `json:"fsGroup,omitempty"`
@@ -325,6 +325,93 @@ type PodSecurityContext struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	SupplementalGroups []int64 `json:"supplementalGroups,omitempty"`
+
+	// SupplementalGroupsPolicy: Merge adds the groups of the image's
+	// /etc/group; Strict only those listed here.
+	// +optional
+	// +kubebuilder:validation:Enum=Merge;Strict
+	SupplementalGroupsPolicy string `json:"supplementalGroupsPolicy,omitempty"`
+
+	// FSGroupChangePolicy: OnRootMismatch skips the ownership change of
+	// volumes whose root already matches fsGroup.
+	// +optional
+	// +kubebuilder:validation:Enum=OnRootMismatch;Always
+	FSGroupChangePolicy string `json:"fsGroupChangePolicy,omitempty"`
+
+	// SeccompProfile of every container that does not set its own.
+	// +optional
+	SeccompProfile *SeccompProfile `json:"seccompProfile,omitempty"`
+
+	// SELinuxOptions of every container that does not set its own.
+	// +optional
+	SELinuxOptions *SELinuxOptions `json:"seLinuxOptions,omitempty"`
+
+	// AppArmorProfile of every container that does not set its own.
+	// +optional
+	AppArmorProfile *AppArmorProfile `json:"appArmorProfile,omitempty"`
+
+	// Sysctls set in the pods' namespaces.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Sysctls []Sysctl `json:"sysctls,omitempty"`
+}
+
+// Sysctl is a kernel parameter set in the pods' namespaces.
+type Sysctl struct {
+	// Name of the parameter, such as net.core.somaxconn.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Value of the parameter.
+	// +kubebuilder:validation:MaxLength=4096
+	Value string `json:"value"`
+}
+
+// SeccompProfile is a seccomp profile.
+//
+// +kubebuilder:validation:XValidation:rule="self.type == 'Localhost' ? has(self.localhostProfile) && size(self.localhostProfile) > 0 : !has(self.localhostProfile)",message="localhostProfile is required with type Localhost and forbidden with any other type: name the profile file (relative to the kubelet's seccomp directory) with Localhost, or drop localhostProfile",fieldPath=".localhostProfile"
+type SeccompProfile struct {
+	// Type: RuntimeDefault (the container runtime's profile), Localhost (a
+	// profile file on the node) or Unconfined (none).
+	// +kubebuilder:validation:Enum=RuntimeDefault;Localhost;Unconfined
+	Type string `json:"type"`
+	// LocalhostProfile is the profile's path relative to the kubelet's
+	// seccomp directory; only with type Localhost.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	LocalhostProfile *string `json:"localhostProfile,omitempty"`
+}
+
+// AppArmorProfile is an AppArmor profile.
+//
+// +kubebuilder:validation:XValidation:rule="self.type == 'Localhost' ? has(self.localhostProfile) && size(self.localhostProfile) > 0 : !has(self.localhostProfile)",message="localhostProfile is required with type Localhost and forbidden with any other type: name a profile loaded on the node with Localhost, or drop localhostProfile",fieldPath=".localhostProfile"
+type AppArmorProfile struct {
+	// Type: RuntimeDefault, Localhost (a profile loaded on the node) or
+	// Unconfined.
+	// +kubebuilder:validation:Enum=RuntimeDefault;Localhost;Unconfined
+	Type string `json:"type"`
+	// LocalhostProfile names a profile loaded on the node; only with type
+	// Localhost.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4095
+	LocalhostProfile *string `json:"localhostProfile,omitempty"`
+}
+
+// SELinuxOptions are the SELinux labels of a container.
+type SELinuxOptions struct {
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	User string `json:"user,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Role string `json:"role,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Type string `json:"type,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Level string `json:"level,omitempty"`
 }
 
 // FluxSpec configures Flux itself.
@@ -468,9 +555,10 @@ type FluxScheduler struct {
 	// +optional
 	Simple bool `json:"simple,omitempty"`
 
-	// QueuePolicy of fluxion's queue manager. Defaults to fcfs.
+	// QueuePolicy of fluxion's queue manager. Defaults to fcfs ("" too:
+	// the operator's Python SDK sends "").
 	// +optional
-	// +kubebuilder:validation:Enum=fcfs;easy;hybrid;conservative
+	// +kubebuilder:validation:Enum=fcfs;easy;hybrid;conservative;""
 	QueuePolicy string `json:"queuePolicy,omitempty"`
 }
 
@@ -521,10 +609,10 @@ type LeadBrokerService struct {
 // BurstedCluster is a cluster that may join the root.
 type BurstedCluster struct {
 	// Name of the burst MiniCluster; its pods are <name>-<index>. Defaults to
-	// burst-<position>.
+	// burst-<position> ("" too: the operator's Python SDK sends "").
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`
 	Name string `json:"name,omitempty"`
 
 	// Size of the burst cluster. Defaults to this cluster's size.
@@ -616,10 +704,11 @@ type FluxContainer struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.command) && size(self.command) > 0 && has(self.commands) && has(self.commands.script) && size(self.commands.script) > 0)",message="a container may set command or commands.script, not both",fieldPath=".commands.script"
 type MiniClusterContainer struct {
 	// Name of the container; required except for the Flux runner, whose
-	// container is named after the MiniCluster.
+	// container is named after the MiniCluster. "" is unset, as the
+	// operator takes it: its Python SDK sends every container's name.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`
 	Name string `json:"name,omitempty"`
 
 	// Image of the container.
@@ -633,9 +722,9 @@ type MiniClusterContainer struct {
 	// +kubebuilder:validation:MaxLength=253
 	ImagePullSecret string `json:"imagePullSecret,omitempty"`
 
-	// ImagePullPolicy overrides IfNotPresent (pullAlways wins).
+	// ImagePullPolicy overrides IfNotPresent (pullAlways wins; "" is unset).
 	// +optional
-	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never;""
 	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
 
 	// PullAlways pulls the image on every start.
@@ -723,18 +812,59 @@ type MiniClusterContainer struct {
 	SecurityContext SecurityContext `json:"securityContext,omitempty"`
 }
 
-// SecurityContext of a container.
+// SecurityContext of a container: Kubernetes' container security context,
+// as the Flux Operator takes it, with the legacy addCapabilities.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.allowPrivilegeEscalation) && !self.allowPrivilegeEscalation && has(self.privileged) && self.privileged)",message="a privileged container always escalates privileges: drop privileged, or allowPrivilegeEscalation: false",fieldPath=".allowPrivilegeEscalation"
+// +kubebuilder:validation:XValidation:rule="!has(self.procMount) || self.procMount != 'Unmasked'",message="procMount Unmasked needs the pod in a user namespace (hostUsers: false), which a MiniCluster's pods do not use: drop procMount, or set it to Default",fieldPath=".procMount"
 type SecurityContext struct {
 	// Privileged runs the container privileged.
 	// +optional
 	Privileged bool `json:"privileged,omitempty"`
 
-	// AddCapabilities adds Linux capabilities.
+	// AddCapabilities adds Linux capabilities (the Flux Operator's older
+	// spelling of capabilities.add; both may be given).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=64
 	AddCapabilities []string `json:"addCapabilities,omitempty"`
+
+	// Capabilities to add to and drop from the container runtime's default
+	// set.
+	// +optional
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+
+	// AllowPrivilegeEscalation: false sets no_new_privs, so no process of
+	// the container gains privileges (setuid binaries, file capabilities).
+	// +optional
+	AllowPrivilegeEscalation *bool `json:"allowPrivilegeEscalation,omitempty"`
+
+	// RunAsNonRoot: the kubelet refuses to start the container as uid 0.
+	// +optional
+	RunAsNonRoot *bool `json:"runAsNonRoot,omitempty"`
+
+	// ReadOnlyRootFilesystem mounts the image read-only.
+	// +optional
+	ReadOnlyRootFilesystem *bool `json:"readOnlyRootFilesystem,omitempty"`
+
+	// SeccompProfile of the container, over the pod's.
+	// +optional
+	SeccompProfile *SeccompProfile `json:"seccompProfile,omitempty"`
+
+	// SELinuxOptions of the container, over the pod's.
+	// +optional
+	SELinuxOptions *SELinuxOptions `json:"seLinuxOptions,omitempty"`
+
+	// AppArmorProfile of the container, over the pod's.
+	// +optional
+	AppArmorProfile *AppArmorProfile `json:"appArmorProfile,omitempty"`
+
+	// ProcMount: Default masks parts of /proc; Unmasked needs a user
+	// namespace, which a MiniCluster's pods do not have.
+	// +optional
+	// +kubebuilder:validation:Enum=Default;Unmasked
+	ProcMount string `json:"procMount,omitempty"`
 
 	// RunAsUser runs the container as this uid (Flux runs as whatever user
 	// the container runs as).
@@ -744,6 +874,21 @@ type SecurityContext struct {
 	// RunAsGroup runs the container as this gid.
 	// +optional
 	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
+}
+
+// Capabilities are Linux capabilities, named without CAP_ (SYS_ADMIN,
+// NET_RAW) or ALL.
+type Capabilities struct {
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	Add []string `json:"add,omitempty"`
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	Drop []string `json:"drop,omitempty"`
 }
 
 // LifeCycle hooks of a container.

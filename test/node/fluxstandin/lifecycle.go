@@ -42,15 +42,19 @@ func (b *broker) stopping() bool {
 	return b.state == "shutdown"
 }
 
-// onSignal: SIGTERM, SIGINT or SIGHUP end the instance. On rank 0 they go
-// to the initial program first, whose exit status becomes the broker's.
+// onSignal: SIGTERM, SIGINT or SIGHUP end the instance, as flux-core's
+// deadly signals do (broker.c signal_cb, state_machine_kill). On rank 0 the
+// initial program is aborted first, with SIGHUP whatever the signal was
+// (runat.c's abort_signal), and its exit status becomes the broker's (129
+// when it dies of it); elsewhere the broker shuts down and says goodbye to
+// its parent, exiting 0.
 func (b *broker) onSignal(s syscall.Signal) {
 	b.log.logf(logNotice, "signal %d", int(s))
 	b.mu.Lock()
 	p := b.progProc
 	b.mu.Unlock()
 	if p != nil {
-		_ = syscall.Kill(-p.Pid, s) // ESRCH: it is exiting; its Wait ends the instance
+		_ = syscall.Kill(-p.Pid, syscall.SIGHUP) // ESRCH: it is exiting; its Wait ends the instance
 		return
 	}
 	b.shutdown(0, "signal")

@@ -331,8 +331,26 @@ func TestBrokerFailures(t *testing.T) {
 		in.start(0, nil, "sleep", "60")
 		in.waitSocket(0, 10*time.Second)
 		must(t, in.cmds[0].Process.Signal(syscall.SIGTERM))
-		if diff := cmp.Diff(143, in.wait(0, 20*time.Second)); diff != "" {
-			t.Errorf("SIGTERM to flux start reaches the initial program, whose 128+15 is the exit status: -want, +got:\n%s\n%s", diff, in.logs())
+		if diff := cmp.Diff(129, in.wait(0, 20*time.Second)); diff != "" {
+			t.Errorf("SIGTERM to flux start aborts the initial program with SIGHUP, as flux-core's runat does, and its 128+1 is the exit status: -want, +got:\n%s\n%s", diff, in.logs())
+		}
+	})
+	t.Run("SignalledFollower", func(t *testing.T) {
+		in := newInstance(t, 2, "")
+		opts := []string{"-Sbroker.rc2_none"}
+		in.start(0, opts)
+		in.start(1, opts)
+		in.waitSocket(1, 10*time.Second)
+		must(t, in.cmds[1].Process.Signal(syscall.SIGTERM))
+		if code := in.wait(1, 20*time.Second); code != 0 {
+			t.Errorf("a follower stopped by SIGTERM leaves the instance and exits 0, as flux-core's does: exit %d\n%s", code, in.logs())
+		}
+		if strings.Contains(in.errs[0].String(), "lost") {
+			t.Errorf("the lead must see the follower leave, not lose it:\n%s", in.logs())
+		}
+		must(t, in.cmds[0].Process.Signal(syscall.SIGTERM))
+		if code := in.wait(0, 20*time.Second); code != 0 {
+			t.Errorf("an interactive lead stopped by SIGTERM shuts down and exits 0: exit %d\n%s", code, in.logs())
 		}
 	})
 }
