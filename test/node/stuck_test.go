@@ -151,6 +151,30 @@ func TestStuckQuotaNeedsLimits(t *testing.T) {
 		"FailedCreate", "0 of 2 brokers up; the Job cannot create its pods: ", "must specify limits.cpu")
 }
 
+// TestStuckLimitRange: a LimitRange whose max cpu per container is below
+// the claim's container's limit: LimitRanger admission refuses the pods.
+func TestStuckLimitRange(t *testing.T) {
+	cp := nodePlane(t, driver.ShapeClaims)
+	ns := namespace(t, cp, "stuck-limitrange")
+	applyObject(t, cp, map[string]any{
+		"apiVersion": "v1",
+		"kind":       "LimitRange",
+		"metadata":   map[string]any{"name": "cpu-max", "namespace": ns},
+		"spec": map[string]any{"limits": []any{map[string]any{
+			"type": "Container",
+			"max":  map[string]any{"cpu": "500m"},
+		}}},
+	})
+	const refusal = "maximum cpu usage per Container is 500m"
+	eventually(t, sayWithin, "the LimitRange refuses a pod over its max", refusedPod(t, cp, ns,
+		`{"spec":{"containers":[{"name":"probe","image":"`+harness.AppImageRef+`","resources":{"limits":{"cpu":"1"}}}]}}`, refusal))
+	mustKubectl(t, cp, "apply", "-f", stuckManifest(t, ns, func(o map[string]any) {
+		setContainer(o, "resources", map[string]any{"limits": map[string]any{"cpu": "1"}})
+	}))
+	wantStuck(t, cp, ns, jobFailedCreate(t, cp, ns),
+		"FailedCreate", "0 of 2 brokers up; the Job cannot create its pods: ", refusal+", but limit is 1")
+}
+
 // TestStuckMissingServiceAccount: spec.pod.serviceAccountName names a
 // ServiceAccount the namespace does not have.
 func TestStuckMissingServiceAccount(t *testing.T) {
@@ -242,5 +266,46 @@ func TestFinishedCarriesExitCode(t *testing.T) {
 	t.Logf("Finished: %s", msg)
 	if describe := mustKubectl(t, cp, "describe", "minicluster", "flux-sample", "-n", ns); !strings.Contains(describe, "exited with 3") {
 		t.Errorf("kubectl describe minicluster does not show the exit code:\n%s", describe)
+	}
+}
+
+// writeObject writes obj as YAML to a file for kubectl -f.
+func writeObject(t *testing.T, obj any) string {
+	t.Helper()
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "object.yaml")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// applyObject applies obj with kubectl.
+func applyObject(t *testing.T, cp *harness.ControlPlane, obj any) {
+	t.Helper()
+	mustKubectl(t, cp, "apply", "-f", writeObject(t, obj))
+}
+
+// refusedPod is a check that the API server refuses, with want in its
+// answer, a pod in ns (created with --dry-run=server, so nothing stays)
+// with overrides applied: that what refuses pods there is in force before
+// the MiniCluster's pods are created.
+func refusedPod(t *testing.T, cp *harness.ControlPlane, ns, overrides, want string) func() error {
+	return func() error {
+		args := []string{"run", "probe", "-n", ns, "--image=" + harness.AppImageRef, "--restart=Never", "--dry-run=server"}
+		if overrides != "" {
+			args = append(args, "--overrides="+overrides)
+		}
+		out, err := kubectl(t, cp, args...)
+		if err == nil {
+			return fmt.Errorf("the pod was admitted: %s", strings.TrimSpace(out))
+		}
+		if !strings.Contains(err.Error(), want) {
+			return fmt.Errorf("the pod was refused without %q: %w", want, err)
+		}
+		return nil
 	}
 }
