@@ -200,8 +200,8 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		}
 		stampVersion(u)
 		if o.Name == render.KeyJob {
-			if err := keepRunningTemplate(u, observed[resource.Name(o.Name)]); err != nil {
-				response.Fatal(rsp, errors.Wrap(err, "cannot compare the Job's pod template with the running one"))
+			if err := keepRunningJobSpec(u, observed[resource.Name(o.Name)]); err != nil {
+				response.Fatal(rsp, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one"))
 				return rsp, nil
 			}
 		}

@@ -11,57 +11,73 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
-// AnnotationTemplateHash names, on the composed Job, a hash of the pod
-// template the function rendered for it.
-const AnnotationTemplateHash = "minicluster.flux-framework.org/template-hash"
+// AnnotationJobSpecHash names, on the composed Job, a hash of the
+// immutable part of the Job spec the function rendered for it.
+const AnnotationJobSpecHash = "minicluster.flux-framework.org/job-spec-hash"
 
-// keepRunningTemplate makes the desired Job keep the pod template of the
-// Job that runs, when the function would now render another one: a Job's
-// template is immutable, so after an upgrade of the function that renders
-// pods differently, applying the new template would fail on every
-// running MiniCluster (Synced=False, and its status would stop following
-// the Job until it is re-created). The running pods stay as they were
-// created; a new MiniCluster gets the new template.
+// immutableJobFields are the Job spec fields the API server refuses to
+// change once the Job exists (k8s.io/kubernetes
+// pkg/apis/batch/validation ValidateJobSpecUpdate; the selector is the
+// server's own).
+var immutableJobFields = []string{"template", "podFailurePolicy", "successPolicy", "completionMode", "backoffLimitPerIndex", "managedBy"}
+
+// keepRunningJobSpec makes the desired Job keep the immutable part of the
+// spec of the Job that runs, when the function would now render another
+// one: after an upgrade of the function that renders pods or the Job's
+// failure rules differently, applying them would fail on every running
+// MiniCluster (Synced=False, and its status would stop following the Job
+// until it is re-created). The running pods stay as they were created; a
+// new MiniCluster gets the new spec.
 //
-// The hash of the rendered template, kept on the Job, tells the two
-// apart without comparing with what the API server defaulted: while it is
-// the same, the rendered template is applied unchanged (a no-op), so this
-// costs a running MiniCluster nothing.
-func keepRunningTemplate(desired *composed.Unstructured, observed resource.ObservedComposed) error {
-	tmpl, found := nestedMap(desired.Object, "spec", "template")
+// The hash of the rendered fields, kept on the Job, tells the two apart
+// without comparing with what the API server defaulted: while it is the
+// same, the rendered spec is applied unchanged (a no-op), so this costs a
+// running MiniCluster nothing.
+func keepRunningJobSpec(desired *composed.Unstructured, observed resource.ObservedComposed) error {
+	spec, found := nestedMap(desired.Object, "spec")
 	if !found {
 		return nil
 	}
-	hash, err := templateHash(tmpl)
+	hash, err := immutableHash(spec)
 	if err != nil {
 		return err
 	}
-	if observed.Resource == nil {
-		setAnnotation(desired, AnnotationTemplateHash, hash)
-		return nil
+	running, found := map[string]any(nil), false
+	if observed.Resource != nil {
+		running, found = nestedMap(observed.Resource.Object, "spec")
 	}
-	running, found := nestedMap(observed.Resource.Object, "spec", "template")
 	if !found {
-		setAnnotation(desired, AnnotationTemplateHash, hash)
+		setAnnotation(desired, AnnotationJobSpecHash, hash)
 		return nil
 	}
-	was := observed.Resource.GetAnnotations()[AnnotationTemplateHash]
+	was := observed.Resource.GetAnnotations()[AnnotationJobSpecHash]
 	if was == hash {
-		setAnnotation(desired, AnnotationTemplateHash, hash)
+		setAnnotation(desired, AnnotationJobSpecHash, hash)
 		return nil
 	}
-	spec, _ := desired.Object["spec"].(map[string]any)
-	spec["template"] = runtime.DeepCopyJSONValue(running)
+	for _, f := range immutableJobFields {
+		if v, ok := running[f]; ok {
+			spec[f] = runtime.DeepCopyJSONValue(v)
+		} else {
+			delete(spec, f) // the running Job never had it: adding it would be a change
+		}
+	}
 	if was != "" {
-		setAnnotation(desired, AnnotationTemplateHash, was)
+		setAnnotation(desired, AnnotationJobSpecHash, was)
 	}
 	return nil
 }
 
-// templateHash is a stable hash of a rendered pod template (JSON encodes
-// map keys sorted).
-func templateHash(tmpl map[string]any) (string, error) {
-	b, err := json.Marshal(tmpl)
+// immutableHash is a stable hash of the immutable fields of a rendered Job
+// spec (JSON encodes map keys sorted).
+func immutableHash(spec map[string]any) (string, error) {
+	fields := map[string]any{}
+	for _, f := range immutableJobFields {
+		if v, ok := spec[f]; ok {
+			fields[f] = v
+		}
+	}
+	b, err := json.Marshal(fields)
 	if err != nil {
 		return "", err
 	}

@@ -10,57 +10,77 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
-func TestKeepRunningTemplate(t *testing.T) {
+func TestKeepRunningJobSpec(t *testing.T) {
+	failJob := func(codes ...any) map[string]any {
+		return map[string]any{"rules": []any{map[string]any{"action": "FailJob", "onExitCodes": map[string]any{"containerName": "flux-sample", "operator": "In", "values": codes}}}}
+	}
 	rendered := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "flux-sample", "image": "ubuntu:noble", "env": []any{map[string]any{"name": "NEW", "value": "1"}}}}}}
-	hash, err := templateHash(rendered)
+	renderedSpec := func(tmpl map[string]any) map[string]any {
+		return map[string]any{"parallelism": int64(4), "completionMode": "Indexed", "podFailurePolicy": failJob(int64(42), int64(47)), "template": tmpl}
+	}
+	hash, err := immutableHash(renderedSpec(rendered))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What the API server keeps of a template an older function rendered:
-	// other contents, and fields it defaulted.
-	running := map[string]any{"metadata": map[string]any{"labels": map[string]any{"job-name": "flux-sample"}}, "spec": map[string]any{"containers": []any{map[string]any{"name": "flux-sample", "image": "ubuntu:noble", "terminationMessagePath": "/dev/termination-log"}}, "restartPolicy": "OnFailure"}}
-	// The same template as rendered, as the API server returns it.
-	defaulted := map[string]any{"metadata": map[string]any{"labels": map[string]any{"job-name": "flux-sample"}}, "spec": map[string]any{"containers": []any{map[string]any{"name": "flux-sample", "image": "ubuntu:noble", "env": []any{map[string]any{"name": "NEW", "value": "1"}}, "terminationMessagePath": "/dev/termination-log"}}}}
-	job := func(tmpl map[string]any, annotations map[string]any) map[string]any {
+	// What the API server keeps of a Job an older function rendered: other
+	// pod contents and failure rules, fields it defaulted, no successPolicy.
+	running := map[string]any{"metadata": map[string]any{"labels": map[string]any{"job-name": "flux-sample"}}, "spec": map[string]any{"containers": []any{map[string]any{"name": "flux-sample", "image": "ubuntu:noble", "terminationMessagePath": "/dev/termination-log"}}}}
+	runningSpec := map[string]any{"parallelism": int64(2), "completionMode": "Indexed", "podFailurePolicy": failJob(int64(42)), "template": running}
+	// The rendered spec as the API server returns it.
+	defaulted := map[string]any{"parallelism": int64(2), "completionMode": "Indexed", "podFailurePolicy": failJob(int64(42), int64(47)), "template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"job-name": "flux-sample"}}, "spec": map[string]any{"containers": []any{map[string]any{"name": "flux-sample", "image": "ubuntu:noble", "env": []any{map[string]any{"name": "NEW", "value": "1"}}, "terminationMessagePath": "/dev/termination-log"}}}}}
+	job := func(spec map[string]any, annotations map[string]any) map[string]any {
 		md := map[string]any{"name": "flux-sample"}
 		if annotations != nil {
 			md["annotations"] = annotations
 		}
-		return map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": md, "spec": map[string]any{"template": tmpl}}
+		return map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": md, "spec": spec}
 	}
+	withSuccessPolicy := renderedSpec(rendered)
+	withSuccessPolicy["successPolicy"] = map[string]any{"rules": []any{map[string]any{"succeededIndexes": "0"}}}
 	cases := map[string]struct {
 		reason   string
+		desired  map[string]any // rendered spec; renderedSpec(rendered) if nil
 		observed map[string]any // nil: no Job yet
 		want     map[string]any
 	}{
 		"NewJob": {
-			reason: "A Job that does not exist yet gets the rendered template and its hash.",
-			want:   job(rendered, map[string]any{AnnotationTemplateHash: hash}),
+			reason: "A Job that does not exist yet gets the rendered spec and its hash.",
+			want:   job(renderedSpec(rendered), map[string]any{AnnotationJobSpecHash: hash}),
 		},
-		"SameTemplate": {
-			reason:   "A running Job of the same rendered template: the rendered template, applied unchanged (a no-op).",
-			observed: job(defaulted, map[string]any{AnnotationTemplateHash: hash}),
-			want:     job(rendered, map[string]any{AnnotationTemplateHash: hash}),
+		"SameSpec": {
+			reason:   "A running Job of the same rendered spec: the rendered spec, applied unchanged (a no-op).",
+			observed: job(defaulted, map[string]any{AnnotationJobSpecHash: hash}),
+			want:     job(renderedSpec(rendered), map[string]any{AnnotationJobSpecHash: hash}),
 		},
 		"UpgradedFunction": {
-			reason:   "A running Job whose template an older function rendered differently: it keeps its template and hash (a Job's template is immutable).",
-			observed: job(running, map[string]any{AnnotationTemplateHash: "0123456789abcdef"}),
-			want:     job(running, map[string]any{AnnotationTemplateHash: "0123456789abcdef"}),
+			reason:   "A running Job whose template and failure rules an older function rendered differently keeps them and its hash; the mutable parallelism is the new one.",
+			observed: job(runningSpec, map[string]any{AnnotationJobSpecHash: "0123456789abcdef"}),
+			want:     job(map[string]any{"parallelism": int64(4), "completionMode": "Indexed", "podFailurePolicy": failJob(int64(42)), "template": running}, map[string]any{AnnotationJobSpecHash: "0123456789abcdef"}),
+		},
+		"FieldTheRunningJobLacks": {
+			reason:   "An immutable field the running Job never had is not added.",
+			desired:  withSuccessPolicy,
+			observed: job(runningSpec, map[string]any{AnnotationJobSpecHash: "0123456789abcdef"}),
+			want:     job(map[string]any{"parallelism": int64(4), "completionMode": "Indexed", "podFailurePolicy": failJob(int64(42)), "template": running}, map[string]any{AnnotationJobSpecHash: "0123456789abcdef"}),
 		},
 		"BeforeHashes": {
-			reason:   "A Job composed before the function kept hashes: it keeps its template, and gets no hash it never had.",
-			observed: job(running, nil),
-			want:     job(running, nil),
+			reason:   "A Job composed before the function kept hashes keeps its immutable spec, and gets no hash it never had.",
+			observed: job(runningSpec, nil),
+			want:     job(map[string]any{"parallelism": int64(4), "completionMode": "Indexed", "podFailurePolicy": failJob(int64(42)), "template": running}, nil),
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			desired := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: job(rendered, nil)}}
+			spec := tc.desired
+			if spec == nil {
+				spec = renderedSpec(rendered)
+			}
+			desired := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: job(spec, nil)}}
 			var observed resource.ObservedComposed
 			if tc.observed != nil {
 				observed.Resource = &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: tc.observed}}
 			}
-			if err := keepRunningTemplate(desired, observed); err != nil {
+			if err := keepRunningJobSpec(desired, observed); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, desired.Object); diff != "" {

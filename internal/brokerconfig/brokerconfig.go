@@ -9,14 +9,14 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 )
 
-// DefaultPort is the port every broker binds for the overlay network, and
-// the one place in Go that says the number: everything else that means it
-// (v1alpha2.DefaultLeadBrokerPort among them) derives from it, and a test
-// holds the XRD's schema default to it.
-const DefaultPort = 8050
+// DefaultPort is the port every broker binds for the overlay network. The
+// number's one source is v1alpha2.BrokerPort, in the API package, which must
+// not import internal/; a test here holds the XRD's schema default to it.
+const DefaultPort = v1alpha2.BrokerPort
 
 // Options are what the broker configuration depends on.
 type Options struct {

@@ -1,10 +1,14 @@
 package v1alpha2
 
-import (
-	"fmt"
+import "fmt"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
-)
+// BrokerPort is the port every broker binds for the overlay network, and the
+// one place in Go that says the number: everything else that means it
+// (DefaultLeadBrokerPort, brokerconfig.DefaultPort and through it the
+// broker.toml, the Services and the port checks) derives from it, and
+// brokerconfig's tests hold the XRD's schema default to it. It is untyped so
+// that each user reads it as its own integer type.
+const BrokerPort = 8050
 
 // Defaults of the MiniCluster API. The XRD schema carries the ones the API
 // server can apply; SetDefaults applies all of them, for inputs that never
@@ -25,7 +29,7 @@ const (
 	// reached without a NodePort needs no port in the claim. The schema's
 	// default (FluxBroker.Port's marker) must be the same number:
 	// brokerconfig's tests compare them.
-	DefaultLeadBrokerPort int32 = brokerconfig.DefaultPort
+	DefaultLeadBrokerPort int32 = BrokerPort
 	DefaultRestartPolicy        = "OnFailure"
 	DefaultLogsDir              = "/tmp/fluxout"
 )
