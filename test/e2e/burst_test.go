@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -576,16 +575,7 @@ func installProviderCRDs(t *testing.T, cp *harness.ControlPlane) {
 // needed) with a 2s poll, and waits for its health endpoint.
 func startProvider(t *testing.T, cp *harness.ControlPlane, bin string) {
 	t.Helper()
-	ports, err := harness.FreePorts(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	health := "127.0.0.1:" + strconv.Itoa(ports[1])
-	p, err := cp.StartProcess("provider", bin, []string{
-		"--debug", "--poll=2s",
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-		"--health-probe-bind-address=" + health,
-	}, []string{"KUBECONFIG=" + cp.Kubeconfig})
+	p, err := cp.StartProvider(ctx(t), bin, cp.Kubeconfig, "--debug", "--poll=2s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,21 +585,6 @@ func startProvider(t *testing.T, cp *harness.ControlPlane, bin string) {
 		if err := p.Stop(10 * time.Second); err != nil {
 			t.Log(err)
 		}
-	})
-	hc := &http.Client{Timeout: 2 * time.Second}
-	eventually(t, time.Minute, "the provider's /healthz answers", func() error {
-		if err := p.Alive(); err != nil {
-			t.Fatal(err)
-		}
-		rsp, err := hc.Get("http://" + health + "/healthz")
-		if err != nil {
-			return err
-		}
-		_ = rsp.Body.Close()
-		if rsp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz: %s", rsp.Status)
-		}
-		return nil
 	})
 }
 

@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -252,34 +250,11 @@ func testInstallFromPackages(t *testing.T, pkgs installedPackages, shape driver.
 			return crdsEstablished(t, cp, "bursts.bursting.flux-framework.org", "providerconfigs.bursting.flux-framework.org",
 				"clusterproviderconfigs.bursting.flux-framework.org", "providerconfigusages.bursting.flux-framework.org")
 		})
-		ports, err := harness.FreePorts(2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		health := "127.0.0.1:" + strconv.Itoa(ports[1])
-		p, err := cp.StartProcess("provider", pkgs.provider, []string{
-			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-			"--health-probe-bind-address=" + health,
-		}, []string{"KUBECONFIG=" + cp.Kubeconfig})
+		p, err := cp.StartProvider(ctx(t), pkgs.provider, cp.Kubeconfig)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = p.Stop(10 * time.Second) })
-		hc := &http.Client{Timeout: 2 * time.Second}
-		eventually(t, time.Minute, "the provider from the package answers /healthz", func() error {
-			if err := p.Alive(); err != nil {
-				t.Fatal(err)
-			}
-			rsp, err := hc.Get("http://" + health + "/healthz")
-			if err != nil {
-				return err
-			}
-			_ = rsp.Body.Close()
-			if rsp.StatusCode != http.StatusOK {
-				return fmt.Errorf("/healthz: %s", rsp.Status)
-			}
-			return nil
-		})
 		if err := cp.ReportRuntime(ctx(t), "ProviderRevision", rev, ""); err != nil {
 			t.Fatal(err)
 		}

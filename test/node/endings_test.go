@@ -70,26 +70,6 @@ func TestStrictPostFailingOnLeadEnds(t *testing.T) {
 	}
 }
 
-// TestFailedJobSaysWhy: a job that exits 3 ends the MiniCluster Failed, and
-// the lead's termination message has the job's code first, then its last
-// words.
-func TestFailedJobSaysWhy(t *testing.T) {
-	cp := nodePlane(t, driver.ShapeClaims)
-	ns := namespace(t, cp, "says-why")
-	mustKubectl(t, cp, "apply", "-f", manifest(t, "hello-world", ns, func(o map[string]any) {
-		setContainer(o, "command", `bash -c "echo failing on purpose; exit 3"`)
-	}))
-	msg := leadMessage(t, cp, ns)
-	wantColumns(t, cp, ns, "flux-sample", time.Minute, map[string]string{"PHASE": "Failed"})
-	first, words, _ := strings.Cut(msg, "\n")
-	if want := "flux job on flux-sample-0 exited with 3"; first != want {
-		t.Errorf("the lead's termination message starts %q, want %q\n%s", first, want, msg)
-	}
-	if !strings.Contains(words, "failing on purpose") {
-		t.Errorf("the lead's termination message must carry the job's last words:\n%s", msg)
-	}
-}
-
 // TestBrokersStopAtOnce: a deleted broker pod, and a deleted MiniCluster's
 // pods, are gone within seconds: the runner passes SIGTERM on to its broker.
 func TestBrokersStopAtOnce(t *testing.T) {

@@ -3,11 +3,9 @@ package node_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,16 +101,7 @@ func startProviderAs(t *testing.T, cp *harness.ControlPlane) {
 	mustKubectl(t, cp, "--kubeconfig", kc, "config", "set-credentials", "minicluster-burst", "--token", token)
 	mustKubectl(t, cp, "--kubeconfig", kc, "config", "set-context", "--current", "--user", "minicluster-burst")
 
-	ports, err := harness.FreePorts(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	health := "127.0.0.1:" + strconv.Itoa(ports[1])
-	p, err := cp.StartProcess("provider", bin, []string{
-		"--debug",
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-		"--health-probe-bind-address=" + health,
-	}, []string{"KUBECONFIG=" + kc})
+	p, err := cp.StartProvider(ctx, bin, kc, "--debug")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,21 +109,6 @@ func startProviderAs(t *testing.T, cp *harness.ControlPlane) {
 		if err := p.Stop(10 * time.Second); err != nil {
 			t.Log(err)
 		}
-	})
-	hc := &http.Client{Timeout: 2 * time.Second}
-	eventually(t, time.Minute, "the provider's /healthz answers", func() error {
-		if err := p.Alive(); err != nil {
-			t.Fatal(err)
-		}
-		rsp, err := hc.Get("http://" + health + "/healthz")
-		if err != nil {
-			return err
-		}
-		_ = rsp.Body.Close()
-		if rsp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz: %s", rsp.Status)
-		}
-		return nil
 	})
 }
 

@@ -61,7 +61,9 @@ func TestScaleWithRealPods(t *testing.T) {
 }
 
 // TestFailingJobEndsFailed runs hello-world with a job that exits 3: the
-// MiniCluster ends Failed, with Finished=True reason Failed.
+// MiniCluster ends Failed, with Finished=True reason Failed, and says why:
+// the lead's termination message has the job's code first, then its last
+// words, and the Finished message (kubectl describe) carries it.
 func TestFailingJobEndsFailed(t *testing.T) {
 	cp := nodePlane(t, driver.ShapeClaims)
 	ns := namespace(t, cp, "failing")
@@ -77,6 +79,28 @@ func TestFailingJobEndsFailed(t *testing.T) {
 	logs := mustKubectl(t, cp, "logs", "-n", ns, "-l", leadSelector, "--tail=-1")
 	if !strings.Contains(logs, "failing on purpose") {
 		t.Errorf("the lead's log: want the job's output in\n%s", logs)
+	}
+
+	msg := leadMessage(t, cp, ns)
+	first, words, _ := strings.Cut(msg, "\n")
+	if want := "flux job on flux-sample-0 exited with 3"; first != want {
+		t.Errorf("the lead's termination message starts %q, want %q\n%s", first, want, msg)
+	}
+	if !strings.Contains(words, "failing on purpose") {
+		t.Errorf("the lead's termination message must carry the job's last words:\n%s", msg)
+	}
+	eventually(t, sayWithin, "Finished carries the job's exit code", func() error {
+		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Finished")].message}`)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, "the job on the lead broker failed: ") || !strings.Contains(out, "exited with 3") {
+			return fmt.Errorf("Finished message %q, want the job's exit code 3 in it", out)
+		}
+		return nil
+	})
+	if describe := mustKubectl(t, cp, "describe", "minicluster", "flux-sample", "-n", ns); !strings.Contains(describe, "exited with 3") {
+		t.Errorf("kubectl describe minicluster does not show the exit code:\n%s", describe)
 	}
 }
 

@@ -241,34 +241,6 @@ func TestStuckCrashLoop(t *testing.T) {
 	}
 }
 
-// TestFinishedCarriesExitCode: a job that exits 3 ends the MiniCluster
-// Failed, and Finished (what kubectl describe shows) carries the job's own
-// exit code from the lead's termination message, not only the runner's 42.
-func TestFinishedCarriesExitCode(t *testing.T) {
-	cp := nodePlane(t, driver.ShapeClaims)
-	ns := namespace(t, cp, "finished-code")
-	mustKubectl(t, cp, "apply", "-f", stuckManifest(t, ns, func(o map[string]any) {
-		setContainer(o, "command", `bash -c "echo failing on purpose; exit 3"`)
-	}))
-	wantColumns(t, cp, ns, "flux-sample", 3*time.Minute, map[string]string{"PHASE": "Failed"})
-	var msg string
-	eventually(t, sayWithin, "Finished carries the job's exit code", func() error {
-		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Finished")].message}`)
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(out, "the job on the lead broker failed: ") || !strings.Contains(out, "exited with 3") {
-			return fmt.Errorf("Finished message %q, want the job's exit code 3 in it", out)
-		}
-		msg = out
-		return nil
-	})
-	t.Logf("Finished: %s", msg)
-	if describe := mustKubectl(t, cp, "describe", "minicluster", "flux-sample", "-n", ns); !strings.Contains(describe, "exited with 3") {
-		t.Errorf("kubectl describe minicluster does not show the exit code:\n%s", describe)
-	}
-}
-
 // writeObject writes obj as YAML to a file for kubectl -f.
 func writeObject(t *testing.T, obj any) string {
 	t.Helper()

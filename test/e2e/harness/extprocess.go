@@ -3,9 +3,11 @@ package harness
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -23,6 +25,31 @@ func (cp *ControlPlane) StartProcess(name, path string, args, env []string) (*Pr
 	}
 	cp.logf("started %s (pid %d), log %s", name, p.pid(), p.logPath)
 	return &Process{p: p}, nil
+}
+
+// StartProvider starts the provider (a binary of cmd/provider) with
+// kubeconfig and extra flags, its metrics and health endpoints on free
+// ports, and returns once it answers /healthz (within a minute). The test
+// stops it.
+func (cp *ControlPlane) StartProvider(ctx context.Context, bin, kubeconfig string, flags ...string) (*Process, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	health := "127.0.0.1:" + strconv.Itoa(ports[1])
+	args := append(append([]string{}, flags...),
+		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(ports[0]),
+		"--health-probe-bind-address="+health)
+	p, err := cp.StartProcess("provider", bin, args, []string{"KUBECONFIG=" + kubeconfig})
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Timeout: 2 * time.Second}
+	if err := cp.waitFor(ctx, p.p, time.Minute, "the provider's /healthz", healthz(hc, "http://"+health+"/healthz")); err != nil {
+		_ = p.Stop(10 * time.Second)
+		return nil, err
+	}
+	return p, nil
 }
 
 // Alive returns an error, with the end of the log, if the process ended.

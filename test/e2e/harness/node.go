@@ -331,8 +331,11 @@ func (n *Node) drain() error {
 
 // httpsHealthy polls a component's self-signed /healthz on 127.0.0.1.
 func httpsHealthy(port int) func(context.Context) (bool, error) {
-	hc := insecureHealthClient()
-	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
+	return healthz(insecureHealthClient(), "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
+}
+
+// healthz polls url until it answers 200.
+func healthz(hc *http.Client, url string) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		rsp, err := hc.Do(req)
