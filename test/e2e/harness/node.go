@@ -25,7 +25,7 @@ import (
 // node and its DNS, and nothing else.
 //
 // The node changes the host, so there is one at a time on a machine, it
-// needs root, and Stop puts the host back as it found it (node_host.go).
+// needs root, and Stop puts the host back as it found it (node_host.go keeps the state, node_host_restore.go restores it).
 type NodeOptions struct {
 	// Name is the node's name (default "minicluster-node").
 	Name string
