@@ -10,7 +10,8 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// curveCert returns the certificate for the <name>-curve-cert Secret. It is
+// curveCert returns the certificate for the <name>-curve-cert Secret: the
+// claim's own (spec.flux.curveCert, which plan.New has checked), or one
 // generated once: every later run reads it back from the observed Secret, so
 // a function restart, a Crossplane restart or a re-render never changes the
 // key that running brokers share.
@@ -19,10 +20,7 @@ func (f *Function) curveCert(mc *v1alpha2.MiniCluster, observed map[resource.Nam
 		return nil, nil // the claim's own Secret; nothing to compose
 	}
 	if text := mc.Spec.Flux.CurveCert; text != "" {
-		if err := curve.Validate([]byte(text)); err != nil {
-			return nil, errors.Wrap(err, "spec.flux.curveCert is not a CURVE certificate Flux accepts (generate one with flux keygen)")
-		}
-		return []byte(text), nil
+		return []byte(text), nil // the claim's own, checked by plan.New
 	}
 	if o, ok := observed[render.KeyCurveCert]; ok {
 		if data, ok := secretData(o.Resource.Object); ok {

@@ -196,7 +196,7 @@ func TestConvertErrors(t *testing.T) {
 		},
 		"RefusedByFunction": {
 			reason: "A claim the function would refuse is not written either.",
-			stdin:  mc("  containers: [{image: x, command: ls, existingVolumes: {data: {path: /data}}}]\n"),
+			stdin:  mc("  containers: [{image: x, command: ls, environment: {1FOO: x}}]\n"),
 			want:   "",
 		},
 		"NoName": {

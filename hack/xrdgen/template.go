@@ -27,15 +27,35 @@ var TemplatePath = []string{"properties", "spec", "properties", "forProvider", "
 // b is a CRD as controller-gen writes it (a leading "---", keys sorted);
 // the result is byte-identical but for the removed rules.
 func TrimTemplate(b []byte) ([]byte, int, error) {
+	removed := 0
+	out, err := editTemplates(b, func(template map[string]any) error {
+		removed += trimTransitionRules(template)
+		return nil
+	})
+	return out, removed, err
+}
+
+// DefaultTemplate writes the MiniCluster spec's schema defaults
+// (SetSchemaDefaults) into the template a Burst CRD embeds, as they are in
+// the XRDs: the API server applies them to a Burst's template too.
+//
+// b is a CRD as controller-gen writes it; the result is byte-identical but
+// for the added defaults.
+func DefaultTemplate(b []byte) ([]byte, error) {
+	return editTemplates(b, SetSchemaDefaults)
+}
+
+// editTemplates calls edit on the schema of the MiniCluster spec embedded
+// at TemplatePath in every version of the CRD b, and re-encodes the CRD.
+func editTemplates(b []byte, edit func(template map[string]any) error) ([]byte, error) {
 	const sep = "---\n"
 	body, hadSep := bytes.CutPrefix(b, []byte(sep))
 	var crd map[string]any
 	if err := yaml.Unmarshal(body, &crd); err != nil {
-		return nil, 0, fmt.Errorf("cannot parse CRD: %w", err)
+		return nil, fmt.Errorf("cannot parse CRD: %w", err)
 	}
 	spec, _ := crd["spec"].(map[string]any)
 	versions, _ := spec["versions"].([]any)
-	removed := 0
 	for _, v := range versions {
 		node, _ := v.(map[string]any)
 		node, _ = node["schema"].(map[string]any)
@@ -44,18 +64,20 @@ func TrimTemplate(b []byte) ([]byte, int, error) {
 			node, _ = node[k].(map[string]any)
 		}
 		if node == nil {
-			return nil, 0, fmt.Errorf("CRD %v has no schema at %s", crd["metadata"], strings.Join(TemplatePath, "."))
+			return nil, fmt.Errorf("CRD %v has no schema at %s", crd["metadata"], strings.Join(TemplatePath, "."))
 		}
-		removed += trimTransitionRules(node)
+		if err := edit(node); err != nil {
+			return nil, err
+		}
 	}
 	out, err := yaml.Marshal(crd)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if hadSep {
 		out = append([]byte(sep), out...)
 	}
-	return out, removed, nil
+	return out, nil
 }
 
 // trimTransitionRules removes rules reading oldSelf from a schema and
@@ -103,13 +125,17 @@ func trimTransitionRules(schema map[string]any) int {
 	return n
 }
 
-// trimTemplateFile rewrites a Burst CRD file in place with TrimTemplate.
+// trimTemplateFile rewrites a Burst CRD file in place with TrimTemplate and
+// DefaultTemplate.
 func trimTemplateFile(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	out, _, err := TrimTemplate(b)
+	if err == nil {
+		out, err = DefaultTemplate(out)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

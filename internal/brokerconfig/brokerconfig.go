@@ -55,10 +55,13 @@ type Config struct {
 	Qmanager  Qmanager  `toml:"sched-fluxion-qmanager"`
 }
 
-// Access lets the instance owner's jobs and guests in, as upstream does.
+// Access is the [access] table connector-local reads; Build lets the
+// instance owner's jobs and guests in, as upstream does.
 type Access struct {
-	AllowGuestUser bool `toml:"allow-guest-user"`
-	AllowRootOwner bool `toml:"allow-root-owner"`
+	AllowGuestUser bool           `toml:"allow-guest-user"`
+	AllowRootOwner bool           `toml:"allow-root-owner"`
+	PrivateMode    bool           `toml:"private-mode,omitempty"`
+	Roles          map[string]any `toml:"roles,omitempty"`
 }
 
 // Resource points at the resource set the runner encodes at start.
@@ -67,20 +70,25 @@ type Resource struct {
 }
 
 // Bootstrap is the config-file bootstrap: each broker finds its rank by
-// matching its hostname in Hosts. Flux accepts only these keys.
+// matching its hostname in Hosts. Flux accepts only these keys, with these
+// types (boot_config_parse). Every key is optional, and Flux tells an
+// absent key from an empty one, so the fields are pointers.
 type Bootstrap struct {
-	CurveCert      string `toml:"curve_cert"`
-	DefaultPort    int    `toml:"default_port"`
-	DefaultBind    string `toml:"default_bind"`
-	DefaultConnect string `toml:"default_connect"`
-	Hosts          []Host `toml:"hosts,inline"`
+	CurveCert      *string `toml:"curve_cert,omitempty"`
+	DefaultPort    *int64  `toml:"default_port,omitempty"`
+	DefaultBind    *string `toml:"default_bind,omitempty"`
+	DefaultConnect *string `toml:"default_connect,omitempty"`
+	EnableIPv6     *bool   `toml:"enable_ipv6,omitempty"`
+	Hosts          []Host  `toml:"hosts,inline"`
 }
 
-// Host is one entry of the bootstrap hosts array.
+// Host is one entry of the bootstrap hosts array. Flux accepts only these
+// keys.
 type Host struct {
-	Host    string `toml:"host"`
-	Bind    string `toml:"bind,omitempty"`
-	Connect string `toml:"connect,omitempty"`
+	Host    *string `toml:"host,omitempty"`
+	Bind    *string `toml:"bind,omitempty"`
+	Connect *string `toml:"connect,omitempty"`
+	Parent  *string `toml:"parent,omitempty"`
 }
 
 // Archive configures the job-archive module, as upstream does.
@@ -105,10 +113,10 @@ func Build(o Options) Config {
 		Access:   Access{AllowGuestUser: true, AllowRootOwner: true},
 		Resource: Resource{Path: o.Paths.Resources},
 		Bootstrap: Bootstrap{
-			CurveCert:      o.Paths.CurveCert,
-			DefaultPort:    DefaultPort,
-			DefaultBind:    "tcp://eth0:%p",
-			DefaultConnect: fmt.Sprintf("tcp://%%h.%s.%s.svc.%s:%%p", o.Service, o.Namespace, domain),
+			CurveCert:      ptr(o.Paths.CurveCert),
+			DefaultPort:    ptr(int64(DefaultPort)),
+			DefaultBind:    ptr("tcp://eth0:%p"),
+			DefaultConnect: ptr(fmt.Sprintf("tcp://%%h.%s.%s.svc.%s:%%p", o.Service, o.Namespace, domain)),
 		},
 		Archive: Archive{
 			DBPath:      o.Paths.JobArchive,
@@ -121,15 +129,15 @@ func Build(o Options) Config {
 		// A burst cluster reaches rank 0 through the root's NodePort; its
 		// own ranks use default_connect. Rank 0's bind is never used here.
 		c.Bootstrap.Hosts = []Host{{
-			Host:    lead.Address,
-			Bind:    fmt.Sprintf("tcp://eth0:%d", lead.Port),
-			Connect: fmt.Sprintf("tcp://%s:%d", lead.Address, lead.Port),
+			Host:    ptr(lead.Address),
+			Bind:    ptr(fmt.Sprintf("tcp://eth0:%d", lead.Port)),
+			Connect: ptr(fmt.Sprintf("tcp://%s:%d", lead.Address, lead.Port)),
 		}}
 		if o.Hosts.Rest != "" {
-			c.Bootstrap.Hosts = append(c.Bootstrap.Hosts, Host{Host: o.Hosts.Rest})
+			c.Bootstrap.Hosts = append(c.Bootstrap.Hosts, Host{Host: ptr(o.Hosts.Rest)})
 		}
 	} else {
-		c.Bootstrap.Hosts = []Host{{Host: o.Hosts.All}}
+		c.Bootstrap.Hosts = []Host{{Host: ptr(o.Hosts.All)}}
 	}
 	return c
 }
@@ -144,3 +152,5 @@ func (c Config) Marshal() ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+func ptr[T any](v T) *T { return &v }

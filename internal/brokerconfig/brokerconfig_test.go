@@ -1,19 +1,11 @@
 package brokerconfig
 
 import (
-	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pelletier/go-toml/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 )
@@ -103,125 +95,4 @@ func TestMarshalParsesBack(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestDefaultPortIsTheSchemas holds the port's other spellings, which Go
-// cannot derive from DefaultPort, to it: the kubebuilder marker of a burst's
-// leadBroker.port and the default in the XRD generated from it. A claim
-// defaulted by the API server must get the port SetDefaults gives.
-func TestDefaultPortIsTheSchemas(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		read   func(t *testing.T) []int64
-	}{
-		"Marker": {
-			reason: "FluxBroker.Port's +kubebuilder:default is what make generate writes into the XRD.",
-			read:   markerDefault,
-		},
-		"XRD": {
-			reason: "Every version of the XRD in compositions/definition.yaml defaults spec.flux.bursting.leadBroker.port.",
-			read:   xrdDefaults,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := tc.read(t)
-			if len(got) == 0 {
-				t.Fatalf("%s\nfound no default port", tc.reason)
-			}
-			for _, port := range got {
-				if diff := cmp.Diff(int64(DefaultPort), port); diff != "" {
-					t.Errorf("%s\nthe schema's default port differs from brokerconfig.DefaultPort: -want, +got:\n%s", tc.reason, diff)
-				}
-			}
-		})
-	}
-}
-
-// markerDefault reads the +kubebuilder:default marker of FluxBroker.Port.
-func markerDefault(t *testing.T) []int64 {
-	t.Helper()
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "../../apis/minicluster/v1alpha2/types.go", nil, parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int64
-	ast.Inspect(f, func(n ast.Node) bool {
-		ts, ok := n.(*ast.TypeSpec)
-		if !ok || ts.Name.Name != "FluxBroker" {
-			return true
-		}
-		st, ok := ts.Type.(*ast.StructType)
-		if !ok {
-			t.Fatalf("FluxBroker is not a struct")
-		}
-		for _, fld := range st.Fields.List {
-			if len(fld.Names) != 1 || fld.Names[0].Name != "Port" || fld.Doc == nil {
-				continue
-			}
-			for _, c := range fld.Doc.List {
-				v, ok := strings.CutPrefix(c.Text, "// +kubebuilder:default=")
-				if !ok {
-					continue
-				}
-				port, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				if err != nil {
-					t.Fatalf("FluxBroker.Port's default %q is not a number: %v", v, err)
-				}
-				out = append(out, port)
-			}
-		}
-		return false
-	})
-	return out
-}
-
-// xrdDefaults reads the default of spec.flux.bursting.leadBroker.port in
-// every version of the XRD.
-func xrdDefaults(t *testing.T) []int64 {
-	t.Helper()
-	b, err := os.ReadFile("../../compositions/definition.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var xrd struct {
-		Spec struct {
-			Versions []struct {
-				Name   string `json:"name"`
-				Schema struct {
-					OpenAPIV3Schema schemaNode `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(b, &xrd); err != nil {
-		t.Fatal(err)
-	}
-	var out []int64
-	for _, v := range xrd.Spec.Versions {
-		n := &v.Schema.OpenAPIV3Schema
-		for _, p := range []string{"spec", "flux", "bursting", "leadBroker", "port"} {
-			next, ok := n.Properties[p]
-			if !ok {
-				t.Fatalf("version %s of the XRD has no %s in its schema", v.Name, p)
-			}
-			n = &next
-		}
-		if n.Default == nil {
-			t.Fatalf("version %s of the XRD has no default for leadBroker.port", v.Name)
-		}
-		port, err := strconv.ParseInt(string(n.Default), 10, 64)
-		if err != nil {
-			t.Fatalf("version %s of the XRD defaults leadBroker.port to %s, not a number: %v", v.Name, n.Default, err)
-		}
-		out = append(out, port)
-	}
-	return out
-}
-
-// schemaNode is as much of an OpenAPI schema as xrdDefaults walks.
-type schemaNode struct {
-	Properties map[string]schemaNode `json:"properties"`
-	Default    json.RawMessage       `json:"default"`
 }

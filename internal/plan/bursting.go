@@ -22,11 +22,6 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	b := &mc.Spec.Flux.Bursting
 	p := field.NewPath("spec", "flux", "bursting")
 	var errs field.ErrorList
-	if t := mc.Spec.Flux.Topology; t != "" && (len(b.Clusters) > 0 || b.LeadBroker != nil) {
-		// In a tree a burst broker's parent may be a root rank other than 0,
-		// which only rank 0's NodePort makes reachable from outside.
-		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "topology"), t, "bursting works only with the flat default overlay: remove topology"))
-	}
 	// Every name gives hostnames <name>-<index>, which must be unique: the
 	// root's (this MiniCluster, or leadBroker.name for a burst, which is
 	// itself one of the clusters) and each cluster's.
@@ -54,22 +49,16 @@ func checkBursting(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	}
 	if lb := b.LeadBroker; lb != nil {
 		lp := p.Child("leadBroker")
-		if lb.Address == "" {
-			errs = append(errs, field.Required(lp.Child("address"), "the address (IP or DNS name) at which the root cluster's lead broker is reachable"))
-		} else if len(validation.IsValidIP(lp.Child("address"), lb.Address)) > 0 && len(validation.IsDNS1123Subdomain(lb.Address)) > 0 {
+		// The schema requires an address and a name, and no hostlist.
+		if lb.Address != "" && len(validation.IsValidIP(lp.Child("address"), lb.Address)) > 0 && len(validation.IsDNS1123Subdomain(lb.Address)) > 0 {
 			errs = append(errs, field.Invalid(lp.Child("address"), lb.Address, "must be an IP address or a DNS name"))
 		} else if ip := net.ParseIP(lb.Address); ip != nil && ip.To4() == nil {
 			// broker.toml leaves [bootstrap] enable_ipv6 at Flux's default,
 			// false: an IPv6 connect URI would never reach the root.
 			errs = append(errs, field.Invalid(lp.Child("address"), lb.Address, "is an IPv6 address, and the brokers speak IPv4 only (Flux's default, which lets them bind eth0 whatever its addresses): use the root's IPv4 address or a DNS name"))
 		}
-		if lb.Name == "" {
-			errs = append(errs, field.Required(lp.Child("name"), "the root MiniCluster's name (its pods are <name>-<index>)"))
-		} else if host := fmt.Sprintf("%s-%d", lb.Name, lb.Size-1); len(validation.IsDNS1123Label(lb.Name)) > 0 || len(validation.IsDNS1123Label(host)) > 0 {
+		if host := fmt.Sprintf("%s-%d", lb.Name, lb.Size-1); lb.Name != "" && (len(validation.IsDNS1123Label(lb.Name)) > 0 || len(validation.IsDNS1123Label(host)) > 0) {
 			errs = append(errs, field.Invalid(lp.Child("name"), lb.Name, fmt.Sprintf("must be the root MiniCluster's name, whose brokers are named %q and so on (DNS labels of at most 63 characters)", host)))
-		}
-		if b.Hostlist != "" {
-			errs = append(errs, field.Invalid(p.Child("hostlist"), b.Hostlist, "a burst cluster (leadBroker set) takes its hosts from leadBroker and clusters: remove hostlist"))
 		}
 		found := false
 		for _, c := range b.Clusters {

@@ -47,7 +47,6 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 	errs = append(errs, checkResources(s.Flux.Container.Resources, field.NewPath("spec", "flux", "container", "resources"))...)
 	errs = append(errs, checkSecurityContext(s.Flux.Container.SecurityContext, field.NewPath("spec", "flux", "container", "securityContext"))...)
 	errs = append(errs, checkImage(s.Flux.Container.Image, field.NewPath("spec", "flux", "container", "image"))...)
-	errs = append(errs, checkWorkingDir(s.Flux.Container.WorkingDir, field.NewPath("spec", "flux", "container", "workingDir"))...)
 	errs = append(errs, checkSecretName(s.Flux.Container.ImagePullSecret, field.NewPath("spec", "flux", "container", "imagePullSecret"))...)
 	return errs
 }
@@ -80,9 +79,6 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 			}
 			names[c.Name] = cp.String()
 		}
-		if c.BatchRaw && !c.Batch {
-			errs = append(errs, field.Invalid(cp.Child("batchRaw"), true, "batchRaw only applies to batch mode: set batch: true too"))
-		}
 		if services {
 			// A slice, not a map: errors come out in the same order every time.
 			for _, h := range []struct{ name, v string }{{"pre", c.Commands.Pre}, {"brokerPre", c.Commands.BrokerPre}, {"workerPre", c.Commands.WorkerPre}} {
@@ -100,9 +96,9 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 		seen := map[int32]bool{}
 		for j, port := range c.Ports {
 			pp := cp.Child("ports").Index(j)
+			// A port listed twice in one container is the schema's rule
+			// (listType=set).
 			switch prev, taken := podPorts[port]; {
-			case seen[port]:
-				errs = append(errs, duplicate(pp, port, "list each port once"))
 			case taken:
 				errs = append(errs, duplicate(pp, port, "is also a port of "+prev+": the containers of a pod share one network, so only one of them can listen on it"))
 			case !services && !c.RunFlux && port == brokerconfig.DefaultPort:
@@ -115,7 +111,6 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 				podPorts[port] = cp.String()
 			}
 		}
-		errs = append(errs, checkWorkingDir(c.WorkingDir, cp.Child("workingDir"))...)
 		errs = append(errs, checkImage(c.Image, cp.Child("image"))...)
 		errs = append(errs, checkSecretName(c.ImagePullSecret, cp.Child("imagePullSecret"))...)
 		for _, k := range sortedKeys(c.Environment) {
@@ -132,14 +127,9 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 			if _, ok := c.Environment[k]; ok {
 				errs = append(errs, duplicate(sp, k, "is also set in environment: set the variable in one place"))
 			}
-			if sec.Name == "" {
-				errs = append(errs, field.Required(sp.Child("name"), "name the Secret to read the variable from"))
-			} else {
-				errs = append(errs, checkSecretName(sec.Name, sp.Child("name"))...)
-			}
-			if sec.Key == "" {
-				errs = append(errs, field.Required(sp.Child("key"), "name the key of the Secret to read the variable from"))
-			} else {
+			// The schema requires a name and a key.
+			errs = append(errs, checkSecretName(sec.Name, sp.Child("name"))...)
+			if sec.Key != "" {
 				for _, msg := range validation.IsConfigMapKey(sec.Key) {
 					errs = append(errs, field.Invalid(sp.Child("key"), sec.Key, "must be a key of a Secret: "+msg))
 				}
@@ -151,17 +141,14 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 	return errs
 }
 
-// checkImage applies the API server's rule (no surrounding whitespace) and
-// the kubelet's: it parses every image as a Docker reference and leaves a pod
-// whose image is not one waiting forever (InvalidImageName), so the brokers
-// would never start. The schema gives the image a default, so it is never
-// empty.
+// checkImage applies the kubelet's rule: it parses every image as a Docker
+// reference and leaves a pod whose image is not one waiting forever
+// (InvalidImageName), so the brokers would never start. The schema gives the
+// image a default, so it is never empty, and refuses surrounding whitespace
+// (the API server's rule).
 func checkImage(image string, p *field.Path) field.ErrorList {
 	if image == "" {
 		return field.ErrorList{field.Required(p, "name the container image")}
-	}
-	if strings.TrimSpace(image) != image {
-		return field.ErrorList{field.Invalid(p, image, "must not have leading or trailing whitespace")}
 	}
 	if msg := imageReferenceError(image); msg != "" {
 		return field.ErrorList{field.Invalid(p, image, "is not an image reference the kubelet can pull ("+msg+"): write [registry/]repository[:tag][@digest] with a lowercase repository, such as ghcr.io/org/image:1.0")}
@@ -186,18 +173,6 @@ func imageReferenceError(image string) string {
 	}
 }
 
-// checkWorkingDir checks a container's working directory, which the
-// container runtime creates if it is missing. Empty means the image's.
-func checkWorkingDir(wd string, p *field.Path) field.ErrorList {
-	switch {
-	case wd != "" && !strings.HasPrefix(wd, "/"):
-		return field.ErrorList{field.Invalid(p, wd, "must be an absolute path: the container runtime refuses to start a container in a relative one")}
-	case longElement(wd):
-		return field.ErrorList{field.Invalid(p, wd, longElementDetail)}
-	}
-	return nil
-}
-
 // checkSecretName checks the name of a Secret (or another object) the pods
 // refer to: a DNS subdomain. Empty means unset.
 func checkSecretName(name string, p *field.Path) field.ErrorList {
@@ -211,26 +186,8 @@ func checkSecretName(name string, p *field.Path) field.ErrorList {
 	return errs
 }
 
-// checkID checks a uid or gid as Kubernetes does.
-func checkID(id *int64, p *field.Path) field.ErrorList {
-	if id == nil {
-		return nil
-	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsValidUserID(*id) {
-		errs = append(errs, field.Invalid(p, *id, msg))
-	}
-	return errs
-}
-
 func checkSecurityContext(sc v1alpha2.SecurityContext, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, checkID(sc.RunAsUser, p.Child("runAsUser"))...)
-	if sc.RunAsGroup != nil {
-		for _, msg := range validation.IsValidGroupID(*sc.RunAsGroup) {
-			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
-		}
-	}
 	errs = append(errs, checkCapabilities(sc.AddCapabilities, p.Child("addCapabilities"))...)
 	if c := sc.Capabilities; c != nil {
 		errs = append(errs, checkCapabilities(c.Add, p.Child("capabilities", "add"))...)

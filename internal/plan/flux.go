@@ -15,10 +15,10 @@ import (
 )
 
 var (
-	// Flux Standard Duration: a number with an optional unit.
+	// Flux Standard Duration: a number with an optional unit. The XRD's
+	// rule on spec.flux.connectTimeout states the same form (a test holds
+	// them together); this one checks broker.toml's durations.
 	fsdRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(ms|s|m|h|d)?$`)
-	// Topologies flux-broker accepts for tbon.topo.
-	topologyRE = regexp.MustCompile(`^(kary:[0-9]+|binomial|mincrit(:[0-9]+)?|custom)$`)
 	// flux.environment lands in `export K=V` lines of a shell script.
 	shellNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
@@ -36,17 +36,12 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	f := &mc.Spec.Flux
 	p := field.NewPath("spec", "flux")
 	var errs field.ErrorList
-	if f.ConnectTimeout != nil && *f.ConnectTimeout != "" {
-		switch {
-		case !fsdRE.MatchString(*f.ConnectTimeout):
-			errs = append(errs, field.Invalid(p.Child("connectTimeout"), *f.ConnectTimeout, `must be a Flux duration such as 5s, 500ms or 1m ("" keeps Flux's default)`))
-		case fsdSeconds(*f.ConnectTimeout) > maxZMQTimeout:
-			errs = append(errs, field.Invalid(p.Child("connectTimeout"), *f.ConnectTimeout, zmqTimeoutDetail))
-		}
+	// The schema states the forms of connectTimeout and topology; their
+	// values' limits need parsing.
+	if f.ConnectTimeout != nil && *f.ConnectTimeout != "" && fsdSeconds(*f.ConnectTimeout) > maxZMQTimeout {
+		errs = append(errs, field.Invalid(p.Child("connectTimeout"), *f.ConnectTimeout, zmqTimeoutDetail))
 	}
-	if f.Topology != "" && !topologyRE.MatchString(f.Topology) {
-		errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "must be kary:<k>, binomial, mincrit[:<k>] or custom"))
-	} else if _, k, ok := strings.Cut(f.Topology, ":"); ok {
+	if _, k, ok := strings.Cut(f.Topology, ":"); ok {
 		// flux-core reads k with strtoul, which fails past 64 bits.
 		if _, err := strconv.ParseUint(k, 10, 64); err != nil {
 			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "has a k too large for Flux, which then refuses to start: use a k such as 2 or 16"))
@@ -60,9 +55,6 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, "is a variable of the brokers' entrypoint script, which exports spec.flux.environment, so it would change what the script does (where it finds Flux's configuration, what it runs): choose another name"))
 		}
 	}
-	if f.CurveCert != "" && f.CurveCertSecret != "" {
-		errs = append(errs, field.Invalid(p.Child("curveCertSecret"), f.CurveCertSecret, "set either curveCert or curveCertSecret, not both"))
-	}
 	errs = append(errs, checkSecretName(f.CurveCertSecret, p.Child("curveCertSecret"))...)
 	// hosts is the size of the instance as Flux sees it: every host of the
 	// bootstrap list, this cluster's and the others'.
@@ -73,17 +65,11 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 		if n > 0 {
 			hosts = n
 		}
-		if n > int(plan.MaximumSize) && plan.BrokerQuorum == 0 {
-			// Hosts past this cluster's pods join later, if ever: by default
-			// Flux waits for every host before it runs the job.
-			plan.BrokerQuorum = plan.Size
-		}
 	}
+	// Only rank 0 has a DNS name: every other broker must be its child (a
+	// topology with minimalService is the schema's rule).
 	if f.MinimalService {
-		// Only rank 0 has a DNS name: every other broker must be its child.
-		if f.Topology != "" {
-			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService"))
-		} else if hosts > entrypoint.TBONFanout+1 {
+		if hosts > entrypoint.TBONFanout+1 {
 			errs = append(errs, field.Invalid(p.Child("minimalService"), true, fmt.Sprintf("gives only the lead broker a DNS name, and with more than %d brokers (this instance has up to %d%s) Flux makes some brokers parents of others: remove minimalService", entrypoint.TBONFanout+1, hosts, hostsWhere(mc))))
 		}
 	}

@@ -106,6 +106,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 	errs = append(errs, checkMounts(mc)...)
 	errs = append(errs, checkPod(mc)...)
 	errs = append(errs, checkFlux(mc, p)...)
+	errs = append(errs, checkCurveCert(mc)...)
 	errs = append(errs, checkBursting(mc, p)...)
 	if len(errs) > 0 {
 		return nil, errs
@@ -128,14 +129,15 @@ func MaximumSize(mc *v1alpha2.MiniCluster) int32 {
 }
 
 // brokerQuorum is minSize when set, else the current size whenever the host
-// list declares more hosts than that (room to grow, or bursting), else 0:
+// list declares more hosts than that (room to grow, bursting, or hosts of a
+// brokerConfig past this cluster's pods, which join later if ever), else 0:
 // every host, Flux's default.
 func brokerQuorum(mc *v1alpha2.MiniCluster, size, maximumSize int32) int32 {
 	if mc.Spec.MinSize > 0 {
 		return min(mc.Spec.MinSize, size)
 	}
 	b := &mc.Spec.Flux.Bursting
-	if maximumSize > size || len(b.Clusters) > 0 || b.Hostlist != "" {
+	if maximumSize > size || len(b.Clusters) > 0 || b.Hostlist != "" || brokerConfigHosts(mc) > int(maximumSize) {
 		return size
 	}
 	return 0

@@ -101,14 +101,6 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 		// The brokers connect to each other by their cluster DNS names.
 		errs = append(errs, field.Invalid(p.Child("dnsPolicy"), pod.DNSPolicy, "gives the pods the node's DNS resolver, which cannot resolve the names the brokers connect to (<name>-<index>.<service>.<namespace>.svc), so they would never join: use ClusterFirst (the default)"))
 	}
-	if pod.DNSPolicy == "None" {
-		// Kubernetes requires dnsConfig with it, which a MiniCluster does not
-		// have; the brokers also need cluster DNS to find each other.
-		errs = append(errs, field.NotSupported(p.Child("dnsPolicy"), pod.DNSPolicy, []string{"ClusterFirst", "ClusterFirstWithHostNet", "Default"}))
-	}
-	if pod.HostPID && s.ShareProcessNamespace {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "shareProcessNamespace"), true, "Kubernetes cannot share a pod's process namespace and the node's (spec.pod.hostPID) at once: drop one of them"))
-	}
 	if len(pod.Resources) > 0 {
 		// The RuntimeClass admission plugin refuses pods that set overhead
 		// themselves, unless their RuntimeClass defines that very overhead,
@@ -128,22 +120,6 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	}
 	sc := pod.SecurityContext
 	sp := p.Child("securityContext")
-	errs = append(errs, checkID(sc.RunAsUser, sp.Child("runAsUser"))...)
-	for _, g := range []struct {
-		name string
-		v    *int64
-	}{{"runAsGroup", sc.RunAsGroup}, {"fsGroup", sc.FSGroup}} {
-		if g.v != nil {
-			for _, msg := range validation.IsValidGroupID(*g.v) {
-				errs = append(errs, field.Invalid(sp.Child(g.name), *g.v, msg))
-			}
-		}
-	}
-	for j, g := range sc.SupplementalGroups {
-		for _, msg := range validation.IsValidGroupID(g) {
-			errs = append(errs, field.Invalid(sp.Child("supplementalGroups").Index(j), g, msg))
-		}
-	}
 	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {
 		errs = append(errs, field.Invalid(sp.Child("runAsUser"), 0, "runAsNonRoot is set: run as a uid other than 0, or drop runAsNonRoot"))
 	}

@@ -65,22 +65,9 @@ func checkVolumes(mc *v1alpha2.MiniCluster) field.ErrorList {
 }
 
 func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
+	// One source, the paths' form, the CSI driver's length and items only
+	// with a ConfigMap or Secret are the schema's rules.
 	var errs field.ErrorList
-	sources := 0
-	for _, set := range []bool{v.CSIDriver != "", v.SecretName != "", v.EmptyDir, v.HostPath != "", v.ConfigMapName != "", v.ClaimName != ""} {
-		if set {
-			sources++
-		}
-	}
-	switch {
-	case sources == 0:
-		errs = append(errs, field.Required(p, "a volume needs a source: set one of claimName, hostPath, configMapName, secretName, emptyDir or csiDriver (a path alone mounts nothing)"))
-	case sources > 1:
-		errs = append(errs, field.Invalid(p, "<volume>", "a volume has exactly one source: set only one of claimName, hostPath, configMapName, secretName, emptyDir or csiDriver"))
-	}
-	if v.HostPath != "" && (!strings.HasPrefix(v.HostPath, "/") || hasDotDot(v.HostPath)) {
-		errs = append(errs, field.Invalid(p.Child("hostPath"), v.HostPath, "must be an absolute path on the node, without '..'"))
-	}
 	for _, ref := range []struct{ name, v string }{{"configMapName", v.ConfigMapName}, {"secretName", v.SecretName}, {"claimName", v.ClaimName}} {
 		errs = append(errs, checkSecretName(ref.v, p.Child(ref.name))...)
 	}
@@ -88,17 +75,11 @@ func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
 		for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(v.CSIDriver)) {
 			errs = append(errs, field.Invalid(p.Child("csiDriver"), v.CSIDriver, "must be a CSI driver name such as csi.example.com: "+msg))
 		}
-		if len(v.CSIDriver) > 63 {
-			errs = append(errs, field.TooLong(p.Child("csiDriver"), "", 63))
-		}
 	}
 	if v.EmptyDirSizeLimit != "" {
 		if q, err := resource.ParseQuantity(v.EmptyDirSizeLimit); err != nil || q.Sign() < 0 {
 			errs = append(errs, field.Invalid(p.Child("emptyDirSizeLimit"), v.EmptyDirSizeLimit, "must be a non-negative quantity such as 64Mi or 1Gi"))
 		}
-	}
-	if len(v.Items) > 0 && v.ConfigMapName == "" && v.SecretName == "" {
-		errs = append(errs, field.Invalid(p.Child("items"), len(v.Items), "items only apply to configMapName or secretName volumes"))
 	}
 	if a, b := nestedItems(v.Items); a != "" {
 		errs = append(errs, field.Invalid(p.Child("items").Key(b), v.Items[b], "is inside the path of item "+a+", a file: the kubelet cannot write both, and the volume would never mount; give them paths that do not nest"))
@@ -166,24 +147,19 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 	// flux.container.mountPath is itself a mount of every broker container.
 	mp := mc.Spec.Flux.Container.MountPath
 	mpPath := field.NewPath("spec", "flux", "container", "mountPath")
-	switch {
-	case mp == "/" || !strings.HasPrefix(mp, "/") || hasDotDot(mp):
-		errs = append(errs, field.Invalid(mpPath, mp, "must be an absolute path other than /, without '..'"))
-	case longElement(mp):
-		errs = append(errs, field.Invalid(mpPath, mp, longElementDetail))
-	default:
-		clean := path.Clean(mp)
-		for _, r := range []string{entrypoint.HomeDir, entrypoint.Dir, entrypoint.SoftwareDir, entrypoint.CurveDir} {
-			if overlaps(clean, r) {
-				errs = append(errs, field.Invalid(mpPath, mp, "overlaps "+r+", which the MiniCluster mounts for Flux: choose another path such as /mnt/flux"))
-			}
+	// The schema keeps it absolute, other than /, without '..' and without
+	// an element Linux cannot create.
+	clean := path.Clean(mp)
+	for _, r := range []string{entrypoint.HomeDir, entrypoint.Dir, entrypoint.SoftwareDir, entrypoint.CurveDir} {
+		if overlaps(clean, r) {
+			errs = append(errs, field.Invalid(mpPath, mp, "overlaps "+r+", which the MiniCluster mounts for Flux: choose another path such as /mnt/flux"))
 		}
-		if d := systemDir(clean); d != "" {
-			errs = append(errs, field.Invalid(mpPath, mp, "would hide "+d+" of the image (an emptyDir mounted there in every broker container), which bash and Flux need to start: choose another path such as /mnt/flux"))
-		}
-		if underKernelFS(clean) {
-			errs = append(errs, field.Invalid(mpPath, mp, "is inside /proc or /sys, where the container runtime cannot create a mount point: choose another path such as /mnt/flux"))
-		}
+	}
+	if d := systemDir(clean); d != "" {
+		errs = append(errs, field.Invalid(mpPath, mp, "would hide "+d+" of the image (an emptyDir mounted there in every broker container), which bash and Flux need to start: choose another path such as /mnt/flux"))
+	}
+	if underKernelFS(clean) {
+		errs = append(errs, field.Invalid(mpPath, mp, "is inside /proc or /sys, where the container runtime cannot create a mount point: choose another path such as /mnt/flux"))
 	}
 	for _, l := range []struct {
 		cs      []v1alpha2.MiniClusterContainer
@@ -203,18 +179,9 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 			for _, name := range sortedKeys(c.Volumes) {
 				v := c.Volumes[name]
 				vp := l.p.Index(i).Child("volumes").Key(name)
+				// The schema requires a path (but for an emptyDir) and
+				// keeps it absolute, other than /, without '..' or ':'.
 				mount := MountPath(v)
-				switch {
-				case mount == "":
-					errs = append(errs, field.Required(vp.Child("path"), "set the path to mount the volume at"))
-					continue
-				case !strings.HasPrefix(mount, "/") || mount == "/" || hasDotDot(mount) || strings.Contains(mount, ":"):
-					errs = append(errs, field.Invalid(vp.Child("path"), v.Path, "must be an absolute path other than /, without '..' or ':'"))
-					continue
-				case longElement(mount):
-					errs = append(errs, field.Invalid(vp.Child("path"), v.Path, longElementDetail))
-					continue
-				}
 				clean := path.Clean(mount)
 				if procMount(clean) {
 					errs = append(errs, field.Invalid(vp.Child("path"), v.Path, "is /proc or inside it, where the container runtime refuses mounts (runc allows only a few files such as /proc/cpuinfo): choose another path"))
@@ -296,23 +263,6 @@ func procMount(p string) bool {
 // overlaps tells whether one of two clean paths is the other or under it.
 func overlaps(a, b string) bool {
 	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
-}
-
-// nameMax is Linux's NAME_MAX: no file name, so no element of a path the
-// container runtime creates (a mount point, a working directory), may be
-// longer.
-const nameMax = 255
-
-const longElementDetail = "has an element (between two '/') of more than 255 bytes, which Linux cannot create, so the container runtime could not start the container: shorten it"
-
-// longElement tells whether an element of the path p is longer than nameMax.
-func longElement(p string) bool {
-	for _, e := range strings.Split(p, "/") {
-		if len(e) > nameMax {
-			return true
-		}
-	}
-	return false
 }
 
 // hasDotDot tells whether a path has a ".." element.

@@ -15,20 +15,20 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// build derives the claim and composite CRDs from an XRD, as Crossplane
-// does, and the validators the API server would build for them.
-func build(definition []byte) (*crds, error) {
+// derive returns the group/version an XRD serves, its referenceable
+// version, and the claim and composite CRDs Crossplane derives from it.
+func derive(definition []byte) (string, string, []*extv1.CustomResourceDefinition, error) {
 	var tm struct {
 		APIVersion string `json:"apiVersion"`
 	}
 	if err := yaml.Unmarshal(definition, &tm); err != nil {
-		return nil, fmt.Errorf("cannot parse the XRD: %w", err)
+		return "", "", nil, fmt.Errorf("cannot parse the XRD: %w", err)
 	}
 	// Crossplane serves v2 XRDs through the same (v1) type; they differ in
 	// what scope means when it is not set.
 	xrd := &xpv1.CompositeResourceDefinition{}
 	if err := yaml.UnmarshalStrict(definition, xrd); err != nil {
-		return nil, fmt.Errorf("cannot parse the XRD: %w", err)
+		return "", "", nil, fmt.Errorf("cannot parse the XRD: %w", err)
 	}
 	if tm.APIVersion == "apiextensions.crossplane.io/v2" && xrd.Spec.Scope == nil {
 		ns := xpv1.CompositeResourceScopeNamespaced
@@ -41,22 +41,32 @@ func build(definition []byte) (*crds, error) {
 		}
 	}
 	if version == "" {
-		return nil, fmt.Errorf("the XRD has no referenceable version")
+		return "", "", nil, fmt.Errorf("the XRD has no referenceable version")
 	}
-	out := &crds{apiVersion: xrd.Spec.Group + "/" + version, byKind: map[string]*crd{}}
 	var defs []*extv1.CustomResourceDefinition
 	if xrd.Spec.ClaimNames != nil {
 		claim, err := xcrd.ForCompositeResourceClaim(xrd)
 		if err != nil {
-			return nil, fmt.Errorf("cannot derive the claim CRD: %w", err)
+			return "", "", nil, fmt.Errorf("cannot derive the claim CRD: %w", err)
 		}
 		defs = append(defs, claim)
 	}
 	xr, err := xcrd.ForCompositeResource(xrd)
 	if err != nil {
-		return nil, fmt.Errorf("cannot derive the composite resource CRD: %w", err)
+		return "", "", nil, fmt.Errorf("cannot derive the composite resource CRD: %w", err)
 	}
 	defs = append(defs, xr)
+	return xrd.Spec.Group + "/" + version, version, defs, nil
+}
+
+// build derives the claim and composite CRDs from an XRD, as Crossplane
+// does, and the validators the API server would build for them.
+func build(definition []byte) (*crds, error) {
+	apiVersion, version, defs, err := derive(definition)
+	if err != nil {
+		return nil, err
+	}
+	out := &crds{apiVersion: apiVersion, byKind: map[string]*crd{}}
 	for _, d := range defs {
 		c, err := serve(d, version)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/function"
@@ -135,4 +136,36 @@ func short(s string) string {
 		return s[:max] + "…"
 	}
 	return s
+}
+
+// The split of the table between the layers, pinned: a rule that moves
+// from the function's checks into the XRD's schema moves its cases, and
+// this count with them, on purpose.
+const (
+	wantSchemaCases   = 151
+	wantFunctionCases = 174
+)
+
+// TestLayers: what the API server does on create (driver.Check: strict
+// decoding, the XRD's schema and CEL rules, metadata) refuses every
+// schema-layer claim and accepts every function-layer one, so each rule is
+// stated in one place and the table says which.
+func TestLayers(t *testing.T) {
+	layers := map[string]int{}
+	for _, c := range Cases() {
+		layers[c.Layer]++
+		t.Run(c.Name, func(t *testing.T) {
+			err := driver.Check(context.Background(), &unstructured.Unstructured{Object: c.Claim}, driver.ShapeClaims)
+			switch {
+			case c.Layer == LayerSchema && err == nil:
+				t.Errorf("%s\nthe API server would accept the claim, want it refused with %q", c.Reason, c.Want)
+			case c.Layer == LayerFunction && err != nil:
+				t.Errorf("%s\nthe API server would refuse the claim, so the case belongs to the schema layer (with its message): %v", c.Reason, err)
+			}
+		})
+	}
+	if layers[LayerSchema] != wantSchemaCases || layers[LayerFunction] != wantFunctionCases {
+		t.Errorf("the table has %d schema-layer and %d function-layer claims, want %d and %d: update the pinned split with the rules you moved",
+			layers[LayerSchema], layers[LayerFunction], wantSchemaCases, wantFunctionCases)
+	}
 }

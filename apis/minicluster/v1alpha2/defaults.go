@@ -3,36 +3,80 @@ package v1alpha2
 import "fmt"
 
 // BrokerPort is the port every broker binds for the overlay network, and the
-// one place in Go that says the number: everything else that means it
-// (DefaultLeadBrokerPort, brokerconfig.DefaultPort and through it the
-// broker.toml, the Services and the port checks) derives from it, and
-// brokerconfig's tests hold the XRD's schema default to it. It is untyped so
-// that each user reads it as its own integer type.
+// one place that says the number: everything that means it
+// (DefaultLeadBrokerPort and through it the schema's default,
+// brokerconfig.DefaultPort and through it the broker.toml, the Services and
+// the port checks) derives from it. It is untyped so that each user reads it
+// as its own integer type.
 const BrokerPort = 8050
 
-// Defaults of the MiniCluster API. The XRD schema carries the ones the API
-// server can apply; SetDefaults applies all of them, for inputs that never
-// met an API server (crossplane composition render, upstream YAML).
+// Defaults of the MiniCluster API, each value stated here and nowhere else.
+//
+// The ones SchemaDefaults lists are also the XRD schema's: hack/xrdgen
+// writes them into the generated XRDs and the Burst CRD (make generate),
+// and refuses a +kubebuilder:default marker, so the API server, the
+// function's in-process schema (internal/schema) and SetDefaults apply the
+// same value, and changing a constant here changes it everywhere.
 const (
 	DefaultSize            int32 = 1
 	DefaultTasks           int32 = 1
 	DefaultDeadlineSeconds int64 = 31500000
-	DefaultBackoffLimit    int32 = 100
 	DefaultConnectTimeout        = "5s"
 	DefaultLogLevel        int32 = 6
-	DefaultQueuePolicy           = "fcfs"
-	DefaultViewName              = "flux-view"
-	DefaultViewImage             = "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble"
-	DefaultMountPath             = "/mnt/flux"
-	DefaultImage                 = "ghcr.io/rse-ops/accounting:app-latest"
 	// The port every broker binds, so that a root whose lead broker is
-	// reached without a NodePort needs no port in the claim. The schema's
-	// default (FluxBroker.Port's marker) must be the same number:
-	// brokerconfig's tests compare them.
+	// reached without a NodePort needs no port in the claim.
 	DefaultLeadBrokerPort int32 = BrokerPort
-	DefaultRestartPolicy        = "OnFailure"
-	DefaultLogsDir              = "/tmp/fluxout"
+	DefaultImage                = "ghcr.io/rse-ops/accounting:app-latest"
 )
+
+// Defaults only SetDefaults applies; the schema leaves these fields alone.
+// For the strings "" must mean the default as much as an absent field does
+// (the Flux Operator's clients send "" for strings they leave unset), which
+// a schema default, applied to absent fields only, cannot say.
+const (
+	DefaultBackoffLimit  int32 = 100
+	DefaultQueuePolicy         = "fcfs"
+	DefaultViewName            = "flux-view"
+	DefaultViewImage           = "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble"
+	DefaultMountPath           = "/mnt/flux"
+	DefaultRestartPolicy       = "OnFailure"
+	DefaultLogsDir             = "/tmp/fluxout"
+)
+
+// SchemaDefault is a default the XRD's schema states. It is not an API
+// type: no deepcopy.
+//
+// +kubebuilder:object:generate=false
+type SchemaDefault struct {
+	// Path of the field below spec, in JSON names: dots step into an
+	// object, "[]" into a list's items ("containers[].image").
+	Path string
+	// Value is the default, as encoding/json encodes it.
+	Value any
+}
+
+// SchemaDefaults are the defaults of the MiniCluster spec's schema, which
+// hack/xrdgen writes into the generated XRDs and the Burst CRD. The API
+// server applies them to absent (or null) fields, before validation;
+// SetDefaults applies the same constants to Go values.
+func SchemaDefaults() []SchemaDefault {
+	return []SchemaDefault{
+		// flux and flux.bursting are objects even when the claim leaves
+		// them out, so that their immutability rules always run (see
+		// MiniClusterSpec) and the defaults below them apply without a
+		// flux: block. Go needs no counterpart: both are struct values.
+		{Path: "flux", Value: map[string]any{}},
+		{Path: "flux.bursting", Value: map[string]any{}},
+		{Path: "size", Value: DefaultSize},
+		{Path: "tasks", Value: DefaultTasks},
+		{Path: "deadlineSeconds", Value: DefaultDeadlineSeconds},
+		{Path: "flux.connectTimeout", Value: DefaultConnectTimeout},
+		{Path: "flux.logLevel", Value: DefaultLogLevel},
+		{Path: "flux.bursting.leadBroker.port", Value: DefaultLeadBrokerPort},
+		{Path: "containers[].image", Value: DefaultImage},
+		{Path: "services[].image", Value: DefaultImage},
+	}
+}
 
 // PlatformDefaults are the defaults a platform team may set in the
 // Composition (the function's input). Zero values leave the API defaults.
@@ -44,22 +88,18 @@ type PlatformDefaults struct {
 	ImagePullSecrets []string
 }
 
-// SetDefaults fills in every default of mc in place: the schema's, the
-// operator's and the platform's. The claim's own values always win.
+// SetDefaults fills in every default of mc in place: the schema's again
+// (mc may not have met this schema: a root read from another cluster's API
+// server, a MiniCluster built in Go), then what a schema cannot state: the
+// operator's "" as unset, defaults derived from other fields, and the
+// platform's. The claim's own values always win.
 func SetDefaults(mc *MiniCluster, p PlatformDefaults) {
+	setSchemaDefaults(&mc.Spec, p)
 	s := &mc.Spec
-	if s.Size == nil {
-		s.Size = ptr(DefaultSize)
-	}
-	if s.Tasks == nil {
-		s.Tasks = ptr(DefaultTasks)
-	}
-	if s.DeadlineSeconds == nil {
-		s.DeadlineSeconds = ptr(DefaultDeadlineSeconds)
-	}
 	if s.BackoffLimit == nil {
 		s.BackoffLimit = ptr(DefaultBackoffLimit)
 	}
+	// Derived from other fields, which a schema default cannot be.
 	if s.MaxSize == 0 {
 		s.MaxSize = *s.Size
 	}
@@ -89,20 +129,8 @@ func SetDefaults(mc *MiniCluster, p PlatformDefaults) {
 	if f.Container.MountPath == "" {
 		f.Container.MountPath = DefaultMountPath
 	}
-	if f.ConnectTimeout == nil {
-		f.ConnectTimeout = ptr(DefaultConnectTimeout)
-		if p.ConnectTimeout != nil {
-			f.ConnectTimeout = ptr(*p.ConnectTimeout)
-		}
-	}
-	if f.LogLevel == nil {
-		f.LogLevel = ptr(DefaultLogLevel)
-	}
 	if f.Scheduler.QueuePolicy == "" {
 		f.Scheduler.QueuePolicy = DefaultQueuePolicy
-	}
-	if lb := f.Bursting.LeadBroker; lb != nil && lb.Port == 0 {
-		lb.Port = DefaultLeadBrokerPort
 	}
 	// Upstream meant to apply these two but mutated a copy; ranks depend on
 	// them, so they must be applied the same way on every cluster.
@@ -127,6 +155,38 @@ func SetDefaults(mc *MiniCluster, p PlatformDefaults) {
 	}
 }
 
+// setSchemaDefaults applies SchemaDefaults to s, as the API server would,
+// but for the platform's connect timeout, which replaces the schema's; the
+// images of containers and services are defaultContainer's, which treats ""
+// as unset too. internal/schema's TestDefaultAgreesWithSetDefaults holds it
+// to the schema.
+func setSchemaDefaults(s *MiniClusterSpec, p PlatformDefaults) {
+	if s.Size == nil {
+		s.Size = ptr(DefaultSize)
+	}
+	if s.Tasks == nil {
+		s.Tasks = ptr(DefaultTasks)
+	}
+	if s.DeadlineSeconds == nil {
+		s.DeadlineSeconds = ptr(DefaultDeadlineSeconds)
+	}
+	f := &s.Flux
+	if f.ConnectTimeout == nil {
+		f.ConnectTimeout = ptr(DefaultConnectTimeout)
+		if p.ConnectTimeout != nil {
+			f.ConnectTimeout = ptr(*p.ConnectTimeout)
+		}
+	}
+	if f.LogLevel == nil {
+		f.LogLevel = ptr(DefaultLogLevel)
+	}
+	if lb := f.Bursting.LeadBroker; lb != nil && lb.Port == 0 {
+		lb.Port = DefaultLeadBrokerPort
+	}
+}
+
+// defaultContainer defaults a container or service. The schema defaults
+// image only when it is absent; "" means the default too.
 func defaultContainer(c *MiniClusterContainer) {
 	if c.Image == "" {
 		c.Image = DefaultImage

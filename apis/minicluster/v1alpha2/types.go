@@ -33,6 +33,7 @@ type MiniClusterList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.maxSize) || self.maxSize == 0 || self.maxSize >= self.size",message="spec.maxSize must be at least spec.size: lower spec.size, or give a new MiniCluster a larger spec.maxSize (it cannot change once the MiniCluster exists: delete and re-create it to grow beyond it)",fieldPath=".maxSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.minSize) || self.minSize == 0 || self.minSize <= self.size",message="spec.minSize must not exceed spec.size: it is the number of brokers Flux waits for before starting",fieldPath=".minSize"
 // +kubebuilder:validation:XValidation:rule="size(self.containers) == 1 || self.containers.exists_one(c, has(c.runFlux) && c.runFlux)",message="spec.containers must have exactly one container with runFlux: true (the Flux broker runner)",fieldPath=".containers"
+// +kubebuilder:validation:XValidation:rule="!(has(self.shareProcessNamespace) && self.shareProcessNamespace && has(self.pod) && has(self.pod.hostPID) && self.pod.hostPID)",message="Kubernetes cannot share a pod's process namespace and the node's (spec.pod.hostPID) at once: drop one of them",fieldPath=".shareProcessNamespace"
 //
 // +kubebuilder:validation:XValidation:rule="has(self.services) == has(oldSelf.services)",message="spec.services is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.network) == has(oldSelf.network)",message="spec.network is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
@@ -89,7 +90,6 @@ type MiniClusterSpec struct {
 
 	// Flux configures the brokers, the Flux view and bursting.
 	// +optional
-	// +kubebuilder:default={}
 	Flux FluxSpec `json:"flux,omitempty"`
 
 	// Logging switches for the entrypoints and brokers.
@@ -118,7 +118,6 @@ type MiniClusterSpec struct {
 	// Size is the number of pods (brokers). It may change while the cluster
 	// runs, up to status.maximumSize.
 	// +optional
-	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100000
 	Size *int32 `json:"size,omitempty"`
@@ -148,7 +147,6 @@ type MiniClusterSpec struct {
 	// Tasks is the total number of tasks of the submitted command. 0 means
 	// one task per node (-N <size> only).
 	// +optional
-	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.tasks is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
 	Tasks *int32 `json:"tasks,omitempty"`
@@ -156,7 +154,6 @@ type MiniClusterSpec struct {
 	// DeadlineSeconds is the Job's activeDeadlineSeconds (about a year by
 	// default).
 	// +optional
-	// +kubebuilder:default=31500000
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.deadlineSeconds is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
 	DeadlineSeconds *int64 `json:"deadlineSeconds,omitempty"`
@@ -278,7 +275,7 @@ type PodSpec struct {
 
 	// DNSPolicy of the pods ("" is Kubernetes' default, ClusterFirst).
 	// +optional
-	// +kubebuilder:validation:Enum=ClusterFirst;ClusterFirstWithHostNet;Default;None;""
+	// +kubebuilder:validation:Enum=ClusterFirst;ClusterFirstWithHostNet;Default;""
 	DNSPolicy string `json:"dnsPolicy,omitempty"`
 
 	// HostIPC shares the node's IPC namespace.
@@ -314,16 +311,20 @@ type Toleration struct {
 // takes it (Kubernetes' own, without the Windows options).
 type PodSecurityContext struct {
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0 && self <= 2147483647",message="must be between 0 and 2147483647"
 	FSGroup *int64 `json:"fsGroup,omitempty"`
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0 && self <= 2147483647",message="must be between 0 and 2147483647"
 	RunAsUser *int64 `json:"runAsUser,omitempty"`
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0 && self <= 2147483647",message="must be between 0 and 2147483647"
 	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
 	// +optional
 	RunAsNonRoot *bool `json:"runAsNonRoot,omitempty"`
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:XValidation:rule="self >= 0 && self <= 2147483647",message="must be between 0 and 2147483647"
 	SupplementalGroups []int64 `json:"supplementalGroups,omitempty"`
 
 	// SupplementalGroupsPolicy: Merge adds the groups of the image's
@@ -431,6 +432,9 @@ type SELinuxOptions struct {
 // +kubebuilder:validation:XValidation:rule="has(self.scheduler) == has(oldSelf.scheduler)",message="spec.flux.scheduler is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.brokerConfig) == has(oldSelf.brokerConfig)",message="spec.flux.brokerConfig is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.environment) == has(oldSelf.environment)",message="spec.flux.environment is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="!(has(self.curveCert) && size(self.curveCert) > 0 && has(self.curveCertSecret) && size(self.curveCertSecret) > 0)",message="set either curveCert or curveCertSecret, not both",fieldPath=".curveCertSecret"
+// +kubebuilder:validation:XValidation:rule="!(has(self.minimalService) && self.minimalService && has(self.topology) && size(self.topology) > 0)",message="minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService",fieldPath=".topology"
+// +kubebuilder:validation:XValidation:rule="!(has(self.topology) && size(self.topology) > 0 && has(self.bursting) && (has(self.bursting.leadBroker) || (has(self.bursting.clusters) && size(self.bursting.clusters) > 0)))",message="bursting works only with the flat default overlay: remove topology",fieldPath=".topology"
 type FluxSpec struct {
 	// Container is the init container that provides Flux (a spack view).
 	// +optional
@@ -457,8 +461,8 @@ type FluxSpec struct {
 	// ConnectTimeout of the brokers' overlay connections
 	// (-Stbon.connect_timeout). "" leaves Flux's own default.
 	// +optional
-	// +kubebuilder:default="5s"
 	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self == '' || self.matches('^[0-9]+([.][0-9]+)?(ms|s|m|h|d)?$')",message=`must be a Flux duration such as 5s, 500ms or 1m ("" keeps Flux's default)`
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.connectTimeout is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
 	ConnectTimeout *string `json:"connectTimeout,omitempty"`
 
@@ -493,12 +497,12 @@ type FluxSpec struct {
 	// Topology of the broker overlay (-Stbon.topo), e.g. kary:2 or binomial.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self == '' || self.matches('^(kary:[0-9]+|binomial|mincrit(:[0-9]+)?|custom)$')",message="must be kary:<k>, binomial, mincrit[:<k>] or custom"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.topology is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
 	Topology string `json:"topology,omitempty"`
 
 	// LogLevel of the brokers' stderr log, 0 to 7 (-Slog-stderr-level).
 	// +optional
-	// +kubebuilder:default=6
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=7
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.logLevel is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
@@ -533,7 +537,6 @@ type FluxSpec struct {
 
 	// Bursting joins this cluster with clusters elsewhere.
 	// +optional
-	// +kubebuilder:default={}
 	Bursting Bursting `json:"bursting,omitempty"`
 
 	// BrokerConfig is a broker.toml used verbatim instead of the generated one.
@@ -567,6 +570,7 @@ type FluxScheduler struct {
 // root's lead broker (leadBroker).
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.hostlist) && size(self.hostlist) > 0 && has(self.clusters) && size(self.clusters) > 0)",message="spec.flux.bursting: set either hostlist or clusters, not both",fieldPath=".hostlist"
+// +kubebuilder:validation:XValidation:rule="!(has(self.leadBroker) && has(self.hostlist) && size(self.hostlist) > 0)",message="a burst cluster (leadBroker set) takes its hosts from leadBroker and clusters: remove hostlist",fieldPath=".hostlist"
 // +kubebuilder:validation:XValidation:rule="has(self.hostlist) == has(oldSelf.hostlist)",message="spec.flux.bursting.hostlist is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.clusters) == has(oldSelf.clusters)",message="spec.flux.bursting.clusters is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.leadBrokerService) == has(oldSelf.leadBrokerService)",message="spec.flux.bursting.leadBrokerService is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
@@ -623,6 +627,9 @@ type BurstedCluster struct {
 }
 
 // FluxBroker is the address of the root cluster's rank-0 broker.
+//
+// +kubebuilder:validation:XValidation:rule="size(self.address) > 0",message="the address (IP or DNS name) at which the root cluster's lead broker is reachable",fieldPath=".address",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="size(self.name) > 0",message="the root MiniCluster's name (its pods are <name>-<index>)",fieldPath=".name",reason=FieldValueRequired
 type FluxBroker struct {
 	// Address (IP or DNS name) at which the lead broker is reachable.
 	// +kubebuilder:validation:MaxLength=253
@@ -639,13 +646,18 @@ type FluxBroker struct {
 
 	// Port of the lead broker (the root's NodePort).
 	// +optional
-	// +kubebuilder:default=8050
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	Port int32 `json:"port,omitempty"`
 }
 
-// FluxContainer is the init container that provides Flux.
+// FluxContainer is the init container that provides Flux. Rules on a
+// string that may be long are stated here, with fieldPath, so that the API
+// server's message does not repeat the value.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.image) || self.image == self.image.trim()",message="must not have leading or trailing whitespace",fieldPath=".image"
+// +kubebuilder:validation:XValidation:rule="!has(self.workingDir) || !self.workingDir.matches('[^/]{256}')",message="has an element (between two '/') of more than 255 bytes, which Linux cannot create, so the container runtime could not start the container: shorten it",fieldPath=".workingDir"
+// +kubebuilder:validation:XValidation:rule="!has(self.mountPath) || !self.mountPath.matches('[^/]{256}')",message="has an element (between two '/') of more than 255 bytes, which Linux cannot create, so the container runtime could not start the container: shorten it",fieldPath=".mountPath"
 type FluxContainer struct {
 	// Disable the Flux view: the application image brings its own Flux. The
 	// init container still writes the configuration.
@@ -666,6 +678,7 @@ type FluxContainer struct {
 	// WorkingDir of the init container.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self == '' || self.startsWith('/')",message="must be an absolute path: the container runtime refuses to start a container in a relative one"
 	WorkingDir string `json:"workingDir,omitempty"`
 
 	// PythonPath replaces the detected site-packages of the view.
@@ -694,6 +707,7 @@ type FluxContainer struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._/-]*$`
+	// +kubebuilder:validation:XValidation:rule="self != '/' && !self.matches('(^|/)[.][.](/|$)')",message="must be an absolute path other than /, without '..'"
 	MountPath string `json:"mountPath,omitempty"`
 }
 
@@ -702,6 +716,9 @@ type FluxContainer struct {
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.launcher) && self.launcher && has(self.batch) && self.batch)",message="a container may set launcher or batch, not both",fieldPath=".batch"
 // +kubebuilder:validation:XValidation:rule="!(has(self.command) && size(self.command) > 0 && has(self.commands) && has(self.commands.script) && size(self.commands.script) > 0)",message="a container may set command or commands.script, not both",fieldPath=".commands.script"
+// +kubebuilder:validation:XValidation:rule="!(has(self.batchRaw) && self.batchRaw) || (has(self.batch) && self.batch)",message="batchRaw only applies to batch mode: set batch: true too",fieldPath=".batchRaw"
+// +kubebuilder:validation:XValidation:rule="!has(self.image) || self.image == self.image.trim()",message="must not have leading or trailing whitespace",fieldPath=".image"
+// +kubebuilder:validation:XValidation:rule="!has(self.workingDir) || !self.workingDir.matches('[^/]{256}')",message="has an element (between two '/') of more than 255 bytes, which Linux cannot create, so the container runtime could not start the container: shorten it",fieldPath=".workingDir"
 type MiniClusterContainer struct {
 	// Name of the container; required except for the Flux runner, whose
 	// container is named after the MiniCluster. "" is unset, as the
@@ -713,7 +730,6 @@ type MiniClusterContainer struct {
 
 	// Image of the container.
 	// +optional
-	// +kubebuilder:default="ghcr.io/rse-ops/accounting:app-latest"
 	// +kubebuilder:validation:MaxLength=1024
 	Image string `json:"image,omitempty"`
 
@@ -734,6 +750,7 @@ type MiniClusterContainer struct {
 	// WorkingDir of the container.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self == '' || self.startsWith('/')",message="must be an absolute path: the container runtime refuses to start a container in a relative one"
 	WorkingDir string `json:"workingDir,omitempty"`
 
 	// Command: for the Flux runner, the job Flux runs (several lines in batch
@@ -772,7 +789,7 @@ type MiniClusterContainer struct {
 	// Ports the container listens on; a non-runner container also gets a
 	// Service named after it.
 	// +optional
-	// +listType=atomic
+	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:Minimum=1
 	// +kubebuilder:validation:items:Maximum=65535
@@ -869,10 +886,12 @@ type SecurityContext struct {
 	// RunAsUser runs the container as this uid (Flux runs as whatever user
 	// the container runs as).
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0 && self <= 2147483647",message="must be between 0 and 2147483647"
 	RunAsUser *int64 `json:"runAsUser,omitempty"`
 
 	// RunAsGroup runs the container as this gid.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 0 && self <= 2147483647",message="must be between 0 and 2147483647"
 	RunAsGroup *int64 `json:"runAsGroup,omitempty"`
 }
 
@@ -905,6 +924,9 @@ type LifeCycle struct {
 }
 
 // Secret is a key of a Secret in the claim's namespace.
+//
+// +kubebuilder:validation:XValidation:rule="size(self.name) > 0",message="name the Secret to read the variable from",fieldPath=".name",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="size(self.key) > 0",message="name the key of the Secret to read the variable from",fieldPath=".key",reason=FieldValueRequired
 type Secret struct {
 	// Name of the Secret.
 	// +kubebuilder:validation:MaxLength=253
@@ -975,15 +997,23 @@ type ContainerResource map[string]intstr.IntOrString
 
 // ContainerVolume is an existing volume to mount. The first source set wins:
 // csiDriver, secretName, emptyDir, hostPath, configMapName, claimName.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.csiDriver) && size(self.csiDriver) > 0 ? 1 : 0) + (has(self.secretName) && size(self.secretName) > 0 ? 1 : 0) + (has(self.emptyDir) && self.emptyDir ? 1 : 0) + (has(self.hostPath) && size(self.hostPath) > 0 ? 1 : 0) + (has(self.configMapName) && size(self.configMapName) > 0 ? 1 : 0) + (has(self.claimName) && size(self.claimName) > 0 ? 1 : 0) >= 1",message="a volume needs a source: set one of claimName, hostPath, configMapName, secretName, emptyDir or csiDriver (a path alone mounts nothing)",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="(has(self.csiDriver) && size(self.csiDriver) > 0 ? 1 : 0) + (has(self.secretName) && size(self.secretName) > 0 ? 1 : 0) + (has(self.emptyDir) && self.emptyDir ? 1 : 0) + (has(self.hostPath) && size(self.hostPath) > 0 ? 1 : 0) + (has(self.configMapName) && size(self.configMapName) > 0 ? 1 : 0) + (has(self.claimName) && size(self.claimName) > 0 ? 1 : 0) <= 1",message="a volume has exactly one source: set only one of claimName, hostPath, configMapName, secretName, emptyDir or csiDriver"
+// +kubebuilder:validation:XValidation:rule="(has(self.path) && size(self.path) > 0) || (has(self.emptyDir) && self.emptyDir)",message="set the path to mount the volume at",fieldPath=".path",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(self.path) || !self.path.matches('[^/]{256}')",message="has an element (between two '/') of more than 255 bytes, which Linux cannot create, so the container runtime could not start the container: shorten it",fieldPath=".path"
+// +kubebuilder:validation:XValidation:rule="!has(self.items) || size(self.items) == 0 || (has(self.configMapName) && size(self.configMapName) > 0) || (has(self.secretName) && size(self.secretName) > 0)",message="items only apply to configMapName or secretName volumes",fieldPath=".items"
 type ContainerVolume struct {
 	// Path to mount the volume at (for emptyDir, defaults to /dev/shm).
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self == '' || (self.startsWith('/') && self != '/' && !self.contains(':') && !self.matches('(^|/)[.][.](/|$)'))",message="must be an absolute path other than /, without '..' or ':'"
 	Path string `json:"path,omitempty"`
 
 	// HostPath is a directory on the node.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self == '' || (self.startsWith('/') && !self.matches('(^|/)[.][.](/|$)'))",message="must be an absolute path on the node, without '..'"
 	HostPath string `json:"hostPath,omitempty"`
 
 	// ConfigMapName is an existing ConfigMap.
@@ -1024,9 +1054,10 @@ type ContainerVolume struct {
 	// +kubebuilder:validation:MaxLength=64
 	EmptyDirSizeLimit string `json:"emptyDirSizeLimit,omitempty"`
 
-	// CSIDriver is an inline CSI volume's driver.
+	// CSIDriver is an inline CSI volume's driver (Kubernetes caps its
+	// length at 63).
 	// +optional
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
 	CSIDriver string `json:"csiDriver,omitempty"`
 
 	// CSIDriverAttributes are the CSI volume's attributes.
