@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -455,7 +457,7 @@ func TestRunFunctionReadiness(t *testing.T) {
 }
 
 func TestRunFunctionInputDefaults(t *testing.T) {
-	input := `{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","defaults":{"fluxViewImage":"registry.example/flux-view:noble","imagePullSecrets":["regcred"],"nodeSelector":{"pool":"hpc"}}}`
+	input := `{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","defaults":{"fluxViewImage":"registry.example/flux-view:noble","imagePullSecrets":["regcred"],"nodeSelector":{"pool":"hpc"},"connectTimeout":"30s"}}`
 	rsp := run(t, req(xr(helloSpec, ""), nil, input))
 	pod := desired(t, rsp, "job", &batchv1.Job{}).Spec.Template.Spec
 	if got := pod.InitContainers[0].Image; got != "registry.example/flux-view:noble" {
@@ -466,6 +468,12 @@ func TestRunFunctionInputDefaults(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"pool": "hpc"}, pod.NodeSelector); diff != "" {
 		t.Errorf("node selector: -want, +got:\n%s", diff)
+	}
+	// The claim leaves connectTimeout out; the schema has no default for it,
+	// so the platform's applies.
+	scripts := strings.Join(slices.Collect(maps.Values(desired(t, rsp, "entrypoint", &corev1.ConfigMap{}).Data)), "\n")
+	if !strings.Contains(scripts, "tbon.connect_timeout=30s") {
+		t.Errorf("the entrypoint does not set the platform's connect timeout (tbon.connect_timeout=30s)")
 	}
 }
 

@@ -194,7 +194,7 @@ func TestCheckDefaults(t *testing.T) {
 	}
 	want := map[string]any{
 		"size": int64(4), "tasks": int64(1), "deadlineSeconds": int64(31500000),
-		"flux":       map[string]any{"bursting": map[string]any{}, "connectTimeout": "5s", "logLevel": int64(6)},
+		"flux":       map[string]any{"bursting": map[string]any{}, "logLevel": int64(6)},
 		"containers": []any{map[string]any{"image": "rockylinux:9", "command": "echo hello world", "runFlux": true}},
 	}
 	if diff := cmp.Diff(want, objs[0].Object["spec"]); diff != "" {

@@ -342,6 +342,11 @@ func TestValidateUpdate(t *testing.T) {
 			obj:    old + "  maxSize: 8\n",
 			want:   []string{"spec: Invalid value: spec.maxSize is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"},
 		},
+		"ConnectTimeoutAdded": {
+			reason: "connectTimeout has no schema default (the platform's may apply), so the rule on spec.flux keeps it from being added later.",
+			obj:    strings.Replace(old, "    bursting:\n", "    connectTimeout: 10s\n    bursting:\n", 1),
+			want:   []string{"spec.flux: Invalid value: spec.flux.connectTimeout is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"},
+		},
 		"CrossplaneField": {
 			reason: "Crossplane's own fields carry no immutability rule.",
 			obj:    old + "  compositionRef: {name: other}\n",
@@ -491,7 +496,7 @@ func TestDefault(t *testing.T) {
   tasks: 1
   deadlineSeconds: 31500000
   logging: {quiet: true}
-  flux: {bursting: {}, connectTimeout: 5s, logLevel: 6}
+  flux: {bursting: {}, logLevel: 6}
   containers:
     - image: rockylinux:9
       command: echo hello world
@@ -503,7 +508,7 @@ func TestDefault(t *testing.T) {
 			want: withSpec(`  size: 1
   tasks: 1
   deadlineSeconds: 31500000
-  flux: {bursting: {}, connectTimeout: 5s, logLevel: 6}
+  flux: {bursting: {}, logLevel: 6}
   containers: [{command: x, image: ghcr.io/rse-ops/accounting:app-latest}]
 `),
 		},

@@ -21,7 +21,6 @@ const (
 	DefaultSize            int32 = 1
 	DefaultTasks           int32 = 1
 	DefaultDeadlineSeconds int64 = 31500000
-	DefaultConnectTimeout        = "5s"
 	DefaultLogLevel        int32 = 6
 	// The port every broker binds, so that a root whose lead broker is
 	// reached without a NodePort needs no port in the claim.
@@ -41,6 +40,10 @@ const (
 	DefaultMountPath           = "/mnt/flux"
 	DefaultRestartPolicy       = "OnFailure"
 	DefaultLogsDir             = "/tmp/fluxout"
+	// The platform's default (PlatformDefaults.ConnectTimeout) replaces
+	// this one, which a schema default could not let it do: the API server
+	// would fill the field in before the function reads the claim.
+	DefaultConnectTimeout = "5s"
 )
 
 // SchemaDefault is a default the XRD's schema states. It is not an API
@@ -70,7 +73,6 @@ func SchemaDefaults() []SchemaDefault {
 		{Path: "size", Value: DefaultSize},
 		{Path: "tasks", Value: DefaultTasks},
 		{Path: "deadlineSeconds", Value: DefaultDeadlineSeconds},
-		{Path: "flux.connectTimeout", Value: DefaultConnectTimeout},
 		{Path: "flux.logLevel", Value: DefaultLogLevel},
 		{Path: "flux.bursting.leadBroker.port", Value: DefaultLeadBrokerPort},
 		{Path: "containers[].image", Value: DefaultImage},
@@ -94,7 +96,7 @@ type PlatformDefaults struct {
 // operator's "" as unset, defaults derived from other fields, and the
 // platform's. The claim's own values always win.
 func SetDefaults(mc *MiniCluster, p PlatformDefaults) {
-	setSchemaDefaults(&mc.Spec, p)
+	setSchemaDefaults(&mc.Spec)
 	s := &mc.Spec
 	if s.BackoffLimit == nil {
 		s.BackoffLimit = ptr(DefaultBackoffLimit)
@@ -132,6 +134,12 @@ func SetDefaults(mc *MiniCluster, p PlatformDefaults) {
 	if f.Scheduler.QueuePolicy == "" {
 		f.Scheduler.QueuePolicy = DefaultQueuePolicy
 	}
+	if f.ConnectTimeout == nil {
+		f.ConnectTimeout = ptr(DefaultConnectTimeout)
+		if p.ConnectTimeout != nil {
+			f.ConnectTimeout = ptr(*p.ConnectTimeout)
+		}
+	}
 	// Upstream meant to apply these two but mutated a copy; ranks depend on
 	// them, so they must be applied the same way on every cluster.
 	for i := range f.Bursting.Clusters {
@@ -155,12 +163,11 @@ func SetDefaults(mc *MiniCluster, p PlatformDefaults) {
 	}
 }
 
-// setSchemaDefaults applies SchemaDefaults to s, as the API server would,
-// but for the platform's connect timeout, which replaces the schema's; the
+// setSchemaDefaults applies SchemaDefaults to s, as the API server would; the
 // images of containers and services are defaultContainer's, which treats ""
 // as unset too. internal/schema's TestDefaultAgreesWithSetDefaults holds it
 // to the schema.
-func setSchemaDefaults(s *MiniClusterSpec, p PlatformDefaults) {
+func setSchemaDefaults(s *MiniClusterSpec) {
 	if s.Size == nil {
 		s.Size = ptr(DefaultSize)
 	}
@@ -171,12 +178,6 @@ func setSchemaDefaults(s *MiniClusterSpec, p PlatformDefaults) {
 		s.DeadlineSeconds = ptr(DefaultDeadlineSeconds)
 	}
 	f := &s.Flux
-	if f.ConnectTimeout == nil {
-		f.ConnectTimeout = ptr(DefaultConnectTimeout)
-		if p.ConnectTimeout != nil {
-			f.ConnectTimeout = ptr(*p.ConnectTimeout)
-		}
-	}
 	if f.LogLevel == nil {
 		f.LogLevel = ptr(DefaultLogLevel)
 	}
