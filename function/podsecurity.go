@@ -109,7 +109,7 @@ func templates(p *plan.Plan, objs []render.Object) []podsecurity.Template {
 				Containers: map[string]*field.Path{s.Flux.Container.Name: field.NewPath("spec", "flux", "container")},
 				Volumes:    map[string]*field.Path{},
 			}
-			mapContainers(&t, s.Containers, field.NewPath("spec", "containers"), p.MiniCluster.Name)
+			mapContainers(&t, v1alpha2.Containers(s.Containers), field.NewPath("spec", "containers"), p.MiniCluster.Name)
 			out = append(out, t)
 		case *corev1.Pod:
 			t := podsecurity.Template{
@@ -118,7 +118,7 @@ func templates(p *plan.Plan, objs []render.Object) []podsecurity.Template {
 				Containers: map[string]*field.Path{},
 				Volumes:    map[string]*field.Path{},
 			}
-			mapContainers(&t, s.Services, field.NewPath("spec", "services"), "")
+			mapContainers(&t, v1alpha2.Containers(s.Services), field.NewPath("spec", "services"), "")
 			out = append(out, t)
 		}
 	}
@@ -127,9 +127,8 @@ func templates(p *plan.Plan, objs []render.Object) []podsecurity.Template {
 
 // mapContainers maps each container and each volume it declares to its
 // claim path. The Flux runner's container takes the MiniCluster's name.
-func mapContainers(t *podsecurity.Template, cs []v1alpha2.MiniClusterContainer, p *field.Path, runnerName string) {
-	for i := range cs {
-		c := &cs[i]
+func mapContainers(t *podsecurity.Template, cs []*v1alpha2.MiniClusterContainer, p *field.Path, runnerName string) {
+	for i, c := range cs {
 		name := c.Name
 		if c.RunFlux && runnerName != "" {
 			name = runnerName

@@ -130,7 +130,7 @@ func (c *converter) convert() error {
 		o.Containers = append(o.Containers, c.container(&s.Containers[i], fmt.Sprintf("spec.containers[%d]", i), i == runner))
 	}
 	for i := range s.Services {
-		o.Services = append(o.Services, c.container(&s.Services[i], fmt.Sprintf("spec.services[%d]", i), false))
+		o.Services = append(o.Services, v1alpha2.ServiceContainer{MiniClusterContainer: c.container(&s.Services[i], fmt.Sprintf("spec.services[%d]", i), false)})
 	}
 	if err := c.volumes(); err != nil {
 		return err

@@ -22,11 +22,11 @@ func (c *converter) volumes() error {
 	used := map[string]bool{}
 	for _, list := range []struct {
 		in   []v1alpha1Container
-		out  []v1alpha2.MiniClusterContainer
+		out  []*v1alpha2.MiniClusterContainer
 		path string
-	}{{c.in.Spec.Containers, c.out.Spec.Containers, "spec.containers"}, {c.in.Spec.Services, c.out.Spec.Services, "spec.services"}} {
+	}{{c.in.Spec.Containers, v1alpha2.Containers(c.out.Spec.Containers), "spec.containers"}, {c.in.Spec.Services, v1alpha2.Containers(c.out.Spec.Services), "spec.services"}} {
 		for i, ct := range list.in {
-			o := &list.out[i]
+			o := list.out[i]
 			for _, k := range v1alpha2.SortedKeys(ct.Volumes) {
 				ref := ct.Volumes[k]
 				p := fmt.Sprintf("%s[%d].volumes.%s", list.path, i, k)

@@ -32,11 +32,11 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 	var errs field.ErrorList
 	// The runner's container is named after the MiniCluster and the init
 	// container after flux.container.name: other containers must not take them.
-	errs = append(errs, checkContainerList(s.Containers, field.NewPath("spec", "containers"), false, map[string]string{
+	errs = append(errs, checkContainerList(v1alpha2.Containers(s.Containers), field.NewPath("spec", "containers"), false, map[string]string{
 		mc.Name:               "the Flux runner's container, which is named after the MiniCluster",
 		s.Flux.Container.Name: "the Flux init container (spec.flux.container.name)",
 	})...)
-	errs = append(errs, checkContainerList(s.Services, field.NewPath("spec", "services"), true, nil)...)
+	errs = append(errs, checkContainerList(v1alpha2.Containers(s.Services), field.NewPath("spec", "services"), true, nil)...)
 	switch n := s.Flux.Container.Name; {
 	case n == mc.Name:
 		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "name"), n, "is the MiniCluster's name, which the Flux runner's container takes: choose another name for the init container"))
@@ -51,7 +51,9 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 	return errs
 }
 
-func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, services bool, reserved map[string]string) field.ErrorList {
+// checkContainerList checks the containers of one pod. The schema holds
+// what only services must (or must not) set, on v1alpha2.ServiceContainer.
+func checkContainerList(cs []*v1alpha2.MiniClusterContainer, p *field.Path, services bool, reserved map[string]string) field.ErrorList {
 	var errs field.ErrorList
 	names := map[string]string{}
 	// podPorts are the ports declared so far by containers of the pod.
@@ -61,34 +63,18 @@ func checkContainerList(cs []v1alpha2.MiniClusterContainer, p *field.Path, servi
 			names[k] = v
 		}
 	}
-	for i := range cs {
-		c := &cs[i]
+	for i, c := range cs {
 		cp := p.Index(i)
 		switch {
-		case c.Name == "" && (services || !c.RunFlux):
-			what := "a container that does not run Flux"
-			if services {
-				what = "a service container"
-			}
-			errs = append(errs, field.Required(cp.Child("name"), what+" needs a name"))
-		case c.Name != "" && (!c.RunFlux || services):
+		case c.Name == "" && !services && !c.RunFlux:
+			errs = append(errs, field.Required(cp.Child("name"), "a container that does not run Flux needs a name"))
+		case c.Name != "" && !c.RunFlux:
 			// The runner's own name is not used: its container takes the
 			// MiniCluster's.
 			if prev, ok := names[c.Name]; ok {
 				errs = append(errs, duplicate(cp.Child("name"), c.Name, "already the name of "+prev+": containers of a pod need distinct names"))
 			}
 			names[c.Name] = cp.String()
-		}
-		if services {
-			// A slice, not a map: errors come out in the same order every time.
-			for _, h := range []struct{ name, v string }{{"pre", c.Commands.Pre}, {"brokerPre", c.Commands.BrokerPre}, {"workerPre", c.Commands.WorkerPre}} {
-				if h.v != "" {
-					errs = append(errs, field.Forbidden(cp.Child("commands", h.name), "service containers run their image's own entrypoint: broker hooks do not apply"))
-				}
-			}
-			if c.RunFlux {
-				errs = append(errs, field.Forbidden(cp.Child("runFlux"), "service containers cannot run Flux: move this container to spec.containers"))
-			}
 		}
 		if c.NoWrapEntrypoint && c.RunFlux {
 			errs = append(errs, field.Forbidden(cp.Child("noWrapEntrypoint"), "the Flux runner always runs the generated entrypoint"))

@@ -77,7 +77,12 @@ func withSidecar(name string, opts ...func(*v1alpha2.MiniClusterContainer)) func
 }
 
 func withServices(cs ...v1alpha2.MiniClusterContainer) func(*v1alpha2.MiniCluster) {
-	return func(m *v1alpha2.MiniCluster) { m.Spec.Services = cs }
+	return func(m *v1alpha2.MiniCluster) {
+		m.Spec.Services = nil
+		for _, c := range cs {
+			m.Spec.Services = append(m.Spec.Services, v1alpha2.ServiceContainer{MiniClusterContainer: c})
+		}
+	}
 }
 
 // withRunner changes the runner (container 0).
@@ -111,8 +116,6 @@ func withPod(f func(*v1alpha2.PodSpec)) func(*v1alpha2.MiniCluster) {
 func ports(ps ...int32) func(*v1alpha2.MiniClusterContainer) {
 	return func(c *v1alpha2.MiniClusterContainer) { c.Ports = ps }
 }
-
-func runFlux(c *v1alpha2.MiniClusterContainer) { c.RunFlux = true }
 
 // invalid is what Validate must say about a bad v1alpha2.MiniCluster: the Field of
 // every error, in order, and a piece of the text that tells the user the fix.
@@ -202,26 +205,6 @@ func invalidCases() map[string]invalidCase {
 		},
 
 		// Services.
-		"ServiceWithoutName": {
-			reason: "Every service container needs a name.",
-			args:   mc(withServices(v1alpha2.MiniClusterContainer{Image: "postgres"})),
-			want:   invalid{fields: []string{"spec.services[0].name"}, msg: "a service container needs a name"},
-		},
-		"ServiceWithBrokerHooks": {
-			reason: "pre, brokerPre and workerPre are broker hooks; services run their own entrypoint.",
-			args: mc(withServices(sidecar("db", func(c *v1alpha2.MiniClusterContainer) {
-				c.Commands = v1alpha2.Commands{Pre: "a", BrokerPre: "b", WorkerPre: "c"}
-			}))),
-			want: invalid{
-				fields: []string{"spec.services[0].commands.pre", "spec.services[0].commands.brokerPre", "spec.services[0].commands.workerPre"},
-				msg:    "broker hooks do not apply",
-			},
-		},
-		"ServiceRunsFlux": {
-			reason: "The services pod is not a broker.",
-			args:   mc(withServices(sidecar("db", runFlux))),
-			want:   invalid{fields: []string{"spec.services[0].runFlux"}, msg: "move this container to spec.containers"},
-		},
 		"DuplicateServiceNames": {
 			reason: "Services share one pod.",
 			args:   mc(withServices(sidecar("db"), sidecar("db"))),
@@ -993,9 +976,6 @@ func TestValidateDeterministic(t *testing.T) {
 			c.Secrets = map[string]v1alpha2.Secret{"S1": {}, "S2": {}, "S3": {}}
 			c.Volumes = map[string]v1alpha2.ContainerVolume{"a": {}, "b": {}, "c": {}, "D": {}}
 		}),
-		withServices(sidecar("db", func(c *v1alpha2.MiniClusterContainer) {
-			c.Commands = v1alpha2.Commands{Pre: "a", BrokerPre: "b", WorkerPre: "c"}
-		})),
 		withFlux(func(f *v1alpha2.FluxSpec) { f.Environment = map[string]string{"A-1": "", "B-2": "", "C-3": ""} }),
 		withPod(func(p *v1alpha2.PodSpec) {
 			p.Labels = map[string]string{"a b": "", "c d": "", "e f": ""}

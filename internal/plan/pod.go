@@ -212,19 +212,18 @@ func Restricted(mc *v1alpha2.MiniCluster) bool {
 	if v := s.Flux.Container.SecurityContext; !restrictable(v) || (v.RunAsUser != nil && *v.RunAsUser == 0) {
 		return false
 	}
-	return restrictableContainers(s.Pod.SecurityContext, s.Containers)
+	return restrictableContainers(s.Pod.SecurityContext, v1alpha2.Containers(s.Containers))
 }
 
 // RestrictedServices reports whether the services Pod gets the restricted
 // settings, by the same rule as the broker pods. It does not take
 // spec.pod.securityContext, so each service needs a runAsUser of its own.
 func RestrictedServices(mc *v1alpha2.MiniCluster) bool {
-	return len(mc.Spec.Services) > 0 && Restricted(mc) && restrictableContainers(v1alpha2.PodSecurityContext{}, mc.Spec.Services)
+	return len(mc.Spec.Services) > 0 && Restricted(mc) && restrictableContainers(v1alpha2.PodSecurityContext{}, v1alpha2.Containers(mc.Spec.Services))
 }
 
-func restrictableContainers(pod v1alpha2.PodSecurityContext, cs []v1alpha2.MiniClusterContainer) bool {
-	for i := range cs {
-		c := &cs[i]
+func restrictableContainers(pod v1alpha2.PodSecurityContext, cs []*v1alpha2.MiniClusterContainer) bool {
+	for _, c := range cs {
 		uid := c.SecurityContext.RunAsUser
 		if uid == nil {
 			uid = pod.RunAsUser

@@ -36,12 +36,12 @@ func checkVolumes(mc *v1alpha2.MiniCluster) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, l := range []struct {
-		cs       []v1alpha2.MiniClusterContainer
+		cs       []*v1alpha2.MiniClusterContainer
 		p        *field.Path
 		reserved map[string]bool
 	}{
-		{mc.Spec.Containers, field.NewPath("spec", "containers"), reserved},
-		{mc.Spec.Services, field.NewPath("spec", "services"), nil},
+		{v1alpha2.Containers(mc.Spec.Containers), field.NewPath("spec", "containers"), reserved},
+		{v1alpha2.Containers(mc.Spec.Services), field.NewPath("spec", "services"), nil},
 	} {
 		first := map[string]v1alpha2.ContainerVolume{}
 		for i := range l.cs {
@@ -162,15 +162,14 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 		errs = append(errs, field.Invalid(mpPath, mp, "is inside /proc or /sys, where the container runtime cannot create a mount point: choose another path such as /mnt/flux"))
 	}
 	for _, l := range []struct {
-		cs      []v1alpha2.MiniClusterContainer
+		cs      []*v1alpha2.MiniClusterContainer
 		p       *field.Path
 		brokers bool
 	}{
-		{mc.Spec.Containers, field.NewPath("spec", "containers"), true},
-		{mc.Spec.Services, field.NewPath("spec", "services"), false},
+		{v1alpha2.Containers(mc.Spec.Containers), field.NewPath("spec", "containers"), true},
+		{v1alpha2.Containers(mc.Spec.Services), field.NewPath("spec", "services"), false},
 	} {
-		for i := range l.cs {
-			c := &l.cs[i]
+		for i, c := range l.cs {
 			var reserved []string
 			if l.brokers {
 				reserved = systemMounts(mc, c.RunFlux)

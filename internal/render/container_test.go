@@ -128,7 +128,7 @@ func TestServiceContainer(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			in := input(t, func(m *v1alpha2.MiniCluster) { m.Spec.Services = []v1alpha2.MiniClusterContainer{tc.service} })
+			in := input(t, func(m *v1alpha2.MiniCluster) { m.Spec.Services = services(tc.service) })
 			c := ServicesPod(in).Spec.Containers[0]
 			got := want{command: c.Command, mounts: c.VolumeMounts}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
@@ -243,7 +243,7 @@ func TestContainerSettings(t *testing.T) {
 			}
 			in := input(t, func(m *v1alpha2.MiniCluster) {
 				m.Spec.Containers = []v1alpha2.MiniClusterContainer{{Image: "rockylinux:9", Command: "hostname", RunFlux: true}, decl}
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{decl}
+				m.Spec.Services = services(decl)
 			})
 			// The same declaration means the same container in either pod.
 			if diff := cmp.Diff(tc.want, settingsOf(Job(in).Spec.Template.Spec.Containers[1]), cmp.AllowUnexported(settings{})); diff != "" {

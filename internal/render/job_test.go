@@ -36,6 +36,15 @@ func input(t *testing.T, opts ...func(*v1alpha2.MiniCluster)) Input {
 	return Input{Plan: p, CurveCert: []byte("cert")}
 }
 
+// services makes spec.services of cs.
+func services(cs ...v1alpha2.MiniClusterContainer) []v1alpha2.ServiceContainer {
+	out := make([]v1alpha2.ServiceContainer, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, v1alpha2.ServiceContainer{MiniClusterContainer: c})
+	}
+	return out
+}
+
 // wantLifecycle is what the Job of flux-sample says about how it ends, with
 // brokers replaced up to retries times each.
 func wantLifecycle(runner string, retries int32) Lifecycle {
@@ -177,7 +186,7 @@ func TestServicesPodRestartPolicy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := input(t, func(m *v1alpha2.MiniCluster) {
 				m.Spec.Pod.RestartPolicy = tc.restartPolicy
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres"}}
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
 			})
 			if got := ServicesPod(in).Spec.RestartPolicy; got != tc.want {
 				t.Errorf("%s\nservices Pod restartPolicy %q, want %q", tc.reason, got, tc.want)

@@ -67,7 +67,7 @@ func brokerPodSpec(in Input) corev1.PodSpec {
 	for i := range s.Containers {
 		pod.Containers = append(pod.Containers, brokerContainer(in, i))
 	}
-	pod.Volumes = append(systemVolumes(in), userVolumes(s.Containers)...)
+	pod.Volumes = append(systemVolumes(in), userVolumes(v1alpha2.Containers(s.Containers))...)
 	if plan.Restricted(mc) {
 		restrictPod(&pod)
 	}
@@ -92,13 +92,13 @@ func ServicesPod(in Input) *corev1.Pod {
 	pod.Subdomain = s.Network.HeadlessName
 	pod.SetHostnameAsFQDN = ptr.To(false)
 	for i := range s.Services {
-		c := &s.Services[i]
+		c := &s.Services[i].MiniClusterContainer
 		pod.Containers = append(pod.Containers, serviceContainer(c))
 		if c.ImagePullSecret != "" && !hasPullSecret(pod.ImagePullSecrets, c.ImagePullSecret) {
 			pod.ImagePullSecrets = append(pod.ImagePullSecrets, corev1.LocalObjectReference{Name: c.ImagePullSecret})
 		}
 	}
-	pod.Volumes = userVolumes(s.Services)
+	pod.Volumes = userVolumes(v1alpha2.Containers(s.Services))
 	if plan.RestrictedServices(mc) {
 		restrictPod(&pod)
 	}

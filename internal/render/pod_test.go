@@ -55,7 +55,7 @@ func TestPodLabels(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := input(t, func(m *v1alpha2.MiniCluster) {
 				m.Spec.Pod.Labels = tc.labels
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres"}}
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
 			})
 			got := want{broker: Job(in).Spec.Template.Labels, services: ServicesPod(in).Labels}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
@@ -160,7 +160,7 @@ func TestPodSettings(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			in := input(t, append(tc.opts, func(m *v1alpha2.MiniCluster) {
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres"}}
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
 			})...)
 			got := want{broker: podSettingsOf(Job(in).Spec.Template.Spec), services: podSettingsOf(ServicesPod(in).Spec)}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}, podSettings{})); diff != "" {
@@ -267,7 +267,7 @@ func TestPullSecrets(t *testing.T) {
 				m.Spec.Flux.Container.ImagePullSecret = tc.view
 				m.Spec.Containers[0].ImagePullSecret = tc.runner
 				for i, s := range tc.services {
-					m.Spec.Services = append(m.Spec.Services, v1alpha2.MiniClusterContainer{Name: "svc-" + string(rune('a'+i)), Image: "postgres", ImagePullSecret: s})
+					m.Spec.Services = append(m.Spec.Services, services(v1alpha2.MiniClusterContainer{Name: "svc-" + string(rune('a'+i)), Image: "postgres", ImagePullSecret: s})...)
 				}
 			})
 			in.ImagePullSecrets = tc.platform
@@ -310,7 +310,7 @@ func TestServicesPod(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := input(t, func(m *v1alpha2.MiniCluster) {
 				m.Spec.Pod.Annotations = tc.annotations
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres"}, {Name: "cache", Image: "redis"}}
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"}, v1alpha2.MiniClusterContainer{Name: "cache", Image: "redis"})
 			})
 			pod := ServicesPod(in)
 			got := want{name: pod.Name, namespace: pod.Namespace, hostname: pod.Spec.Hostname, annotations: pod.Annotations}

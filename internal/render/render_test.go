@@ -44,7 +44,7 @@ func TestRender(t *testing.T) {
 		"Services": {
 			reason: "spec.services adds the services Pod.",
 			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres"}}
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
 			}},
 			want: []string{KeyEntrypoint, KeyCurveCert, KeyService, KeyServicesPod, KeyJob},
 		},

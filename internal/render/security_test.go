@@ -106,7 +106,7 @@ func TestSecurityContexts(t *testing.T) {
 			reason: "A service with its own uid: the services Pod gets the restricted settings too.",
 			mutate: func(m *v1alpha2.MiniCluster) {
 				m.Spec.Pod.SecurityContext.RunAsUser = ptr.To(int64(1000))
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres", SecurityContext: v1alpha2.SecurityContext{RunAsUser: ptr.To(int64(999))}}}
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres", SecurityContext: v1alpha2.SecurityContext{RunAsUser: ptr.To(int64(999))}})
 			},
 			brokers: securityOf{
 				Pod:        &corev1.PodSecurityContext{RunAsUser: ptr.To(int64(1000)), RunAsNonRoot: ptr.To(true), SeccompProfile: runtimeDefault},

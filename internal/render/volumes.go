@@ -68,7 +68,7 @@ func brokerMounts(in Input, c *v1alpha2.MiniClusterContainer) []corev1.VolumeMou
 
 // userVolumes are the volumes the containers declare, once per name (the
 // plan checked that one name means one source), sorted.
-func userVolumes(cs []v1alpha2.MiniClusterContainer) []corev1.Volume {
+func userVolumes(cs []*v1alpha2.MiniClusterContainer) []corev1.Volume {
 	byName := map[string]v1alpha2.ContainerVolume{}
 	for _, c := range cs {
 		for name, v := range c.Volumes {

@@ -110,7 +110,7 @@ func TestUserVolumes(t *testing.T) {
 			runner := v1alpha2.MiniClusterContainer{Image: "rockylinux:9", Command: "hostname", RunFlux: true}
 			in := input(t, func(m *v1alpha2.MiniCluster) {
 				m.Spec.Containers = append([]v1alpha2.MiniClusterContainer{runner}, tc.containers...)
-				m.Spec.Services = tc.containers
+				m.Spec.Services = services(tc.containers...)
 			})
 			job := Job(in).Spec.Template.Spec.Volumes
 			if diff := cmp.Diff(tc.want, job[len(wantSystemVolumes("flux-view")):]); diff != "" {
@@ -144,7 +144,7 @@ func TestUserMounts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := input(t, func(m *v1alpha2.MiniCluster) {
 				m.Spec.Containers[0].Volumes = tc.volumes
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres", Volumes: tc.volumes}}
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres", Volumes: tc.volumes})
 			})
 			runner := Job(in).Spec.Template.Spec.Containers[0].VolumeMounts
 			// Between the MiniCluster's mounts and the certificate's.
@@ -175,7 +175,7 @@ func TestEveryMountHasAVolume(t *testing.T) {
 					{Image: "rockylinux:9", Command: "hostname", RunFlux: true, Volumes: data},
 					{Name: "web", Image: "nginx", Volumes: map[string]v1alpha2.ContainerVolume{"data": data["data"], "shm": {EmptyDir: true}}},
 				}
-				m.Spec.Services = []v1alpha2.MiniClusterContainer{{Name: "db", Image: "postgres", Volumes: map[string]v1alpha2.ContainerVolume{"db": {Path: "/db", ClaimName: "db"}}}}
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres", Volumes: map[string]v1alpha2.ContainerVolume{"db": {Path: "/db", ClaimName: "db"}}})
 			}},
 		},
 	}

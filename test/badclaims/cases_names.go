@@ -131,13 +131,13 @@ func nameAndContainerCases() []Case {
 			set("spec.flux.container.securityContext", obj("runAsUser", int64(-1)))),
 
 		// ------------------------------------------------ services
-		fn("service-without-name", "spec.services[0].name: Required value: a service container needs a name",
+		schema("service-without-name", "spec.services[0].name: Required value: a service container needs a name",
 			"Every service container needs a name.",
 			service(obj("image", "postgres"))),
-		fn("service-broker-hooks", "spec.services[0].commands.pre: Forbidden: service containers run their image's own entrypoint: broker hooks do not apply",
+		schema("service-broker-hooks", "spec.services[0].commands.pre: Forbidden: service containers run their image's own entrypoint: broker hooks do not apply",
 			"pre, brokerPre and workerPre are broker hooks.",
 			service(container("db", "commands", obj("pre", "a", "brokerPre", "b", "workerPre", "c")))),
-		fn("service-runs-flux", "spec.services[0].runFlux: Forbidden: service containers cannot run Flux: move this container to spec.containers",
+		schema("service-runs-flux", "spec.services[0].runFlux: Forbidden: service containers cannot run Flux: move this container to spec.containers",
 			"The services Pod is not a broker.",
 			service(container("db", "runFlux", true))),
 		fn("service-duplicate-names", `spec.services[1].name: Duplicate value: "db": already the name of spec.services[0]`,

@@ -159,7 +159,7 @@ func SetDefaults(mc *MiniCluster, p PlatformDefaults) {
 		defaultContainer(&s.Containers[i])
 	}
 	for i := range s.Services {
-		defaultContainer(&s.Services[i])
+		defaultContainer(&s.Services[i].MiniClusterContainer)
 	}
 }
 
@@ -215,6 +215,23 @@ func (s *MiniClusterSpec) Runner() int {
 		}
 	}
 	return -1
+}
+
+// Containers returns pointers to the containers of a list, spec.containers
+// or spec.services, in order, for code that treats both lists alike. They
+// point into cs: a change through one is a change to the claim's container,
+// as a copy's would not be.
+func Containers[C MiniClusterContainer | ServiceContainer](cs []C) []*MiniClusterContainer {
+	out := make([]*MiniClusterContainer, len(cs))
+	for i := range cs {
+		switch c := any(&cs[i]).(type) {
+		case *MiniClusterContainer:
+			out[i] = c
+		case *ServiceContainer:
+			out[i] = &c.MiniClusterContainer
+		}
+	}
+	return out
 }
 
 // SizeValue is spec.size, or its default when unset.

@@ -1,6 +1,7 @@
 package v1alpha2
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,6 +26,15 @@ func raw(opts ...func(*MiniCluster)) *MiniCluster {
 		o(m)
 	}
 	return m
+}
+
+// services makes spec.services of cs.
+func services(cs ...MiniClusterContainer) []ServiceContainer {
+	out := make([]ServiceContainer, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, ServiceContainer{MiniClusterContainer: c})
+	}
+	return out
 }
 
 // defaulted is what SetDefaults must make of raw(), spelled out field by
@@ -247,34 +257,34 @@ func TestSetDefaults(t *testing.T) {
 			reason: "Containers and services without image or logs get the operator's image and /tmp/fluxout.",
 			args: args{mc: raw(func(m *MiniCluster) {
 				m.Spec.Containers = []MiniClusterContainer{{Command: "hostname", RunFlux: true}, {Name: "side"}}
-				m.Spec.Services = []MiniClusterContainer{{Name: "db"}}
+				m.Spec.Services = services(MiniClusterContainer{Name: "db"})
 			})},
 			want: defaulted(func(m *MiniCluster) {
 				m.Spec.Containers = []MiniClusterContainer{
 					{Command: "hostname", RunFlux: true, Image: "ghcr.io/rse-ops/accounting:app-latest", Logs: "/tmp/fluxout"},
 					{Name: "side", Image: "ghcr.io/rse-ops/accounting:app-latest", Logs: "/tmp/fluxout"},
 				}
-				m.Spec.Services = []MiniClusterContainer{{Name: "db", Image: "ghcr.io/rse-ops/accounting:app-latest", Logs: "/tmp/fluxout"}}
+				m.Spec.Services = services(MiniClusterContainer{Name: "db", Image: "ghcr.io/rse-ops/accounting:app-latest", Logs: "/tmp/fluxout"})
 			}),
 		},
 		"ContainerLogsKept": {
 			reason: "Explicit logs directories are kept, for containers and services.",
 			args: args{mc: raw(func(m *MiniCluster) {
 				m.Spec.Containers[0].Logs = "/data/out"
-				m.Spec.Services = []MiniClusterContainer{{Name: "db", Image: "postgres", Logs: "/var/log"}}
+				m.Spec.Services = services(MiniClusterContainer{Name: "db", Image: "postgres", Logs: "/var/log"})
 			})},
 			want: defaulted(func(m *MiniCluster) {
 				m.Spec.Containers[0].Logs = "/data/out"
-				m.Spec.Services = []MiniClusterContainer{{Name: "db", Image: "postgres", Logs: "/var/log"}}
+				m.Spec.Services = services(MiniClusterContainer{Name: "db", Image: "postgres", Logs: "/var/log"})
 			}),
 		},
 		"SingleServiceDoesNotRunFlux": {
 			reason: "The one-container rule is for spec.containers only: a single service is not a runner.",
 			args: args{mc: raw(func(m *MiniCluster) {
-				m.Spec.Services = []MiniClusterContainer{{Name: "db", Image: "postgres"}}
+				m.Spec.Services = services(MiniClusterContainer{Name: "db", Image: "postgres"})
 			})},
 			want: defaulted(func(m *MiniCluster) {
-				m.Spec.Services = []MiniClusterContainer{{Name: "db", Image: "postgres", Logs: "/tmp/fluxout"}}
+				m.Spec.Services = services(MiniClusterContainer{Name: "db", Image: "postgres", Logs: "/tmp/fluxout"})
 			}),
 		},
 		"PlatformViewImage": {
@@ -404,7 +414,7 @@ func TestSetDefaultsIdempotent(t *testing.T) {
 			reason: "Several containers and services.",
 			mc: raw(func(m *MiniCluster) {
 				m.Spec.Containers = append(m.Spec.Containers, MiniClusterContainer{Name: "side"})
-				m.Spec.Services = []MiniClusterContainer{{Name: "db"}}
+				m.Spec.Services = services(MiniClusterContainer{Name: "db"})
 			}),
 		},
 		"Platform": {
@@ -473,6 +483,47 @@ func TestRunner(t *testing.T) {
 			s := &MiniClusterSpec{Containers: tc.containers}
 			if diff := cmp.Diff(tc.want, s.Runner()); diff != "" {
 				t.Errorf("%s\nRunner(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestContainers(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		spec   MiniClusterSpec
+		list   func(*MiniClusterSpec) []*MiniClusterContainer
+		want   MiniClusterSpec
+	}{
+		"Containers": {
+			reason: "The pointers are spec.containers' own, in order.",
+			spec:   MiniClusterSpec{Containers: []MiniClusterContainer{{Name: "a"}, {Name: "b"}}},
+			list:   func(s *MiniClusterSpec) []*MiniClusterContainer { return Containers(s.Containers) },
+			want:   MiniClusterSpec{Containers: []MiniClusterContainer{{Name: "a", Image: "0"}, {Name: "b", Image: "1"}}},
+		},
+		"Services": {
+			reason: "The pointers are the services' own containers, in order: a change through one is a change to spec.services.",
+			spec:   MiniClusterSpec{Services: services(MiniClusterContainer{Name: "db"}, MiniClusterContainer{Name: "web"})},
+			list:   func(s *MiniClusterSpec) []*MiniClusterContainer { return Containers(s.Services) },
+			want:   MiniClusterSpec{Services: services(MiniClusterContainer{Name: "db", Image: "0"}, MiniClusterContainer{Name: "web", Image: "1"})},
+		},
+		"None": {
+			reason: "No services, no containers.",
+			list:   func(s *MiniClusterSpec) []*MiniClusterContainer { return Containers(s.Services) },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := tc.spec
+			cs := tc.list(&s)
+			if len(cs) != len(tc.want.Containers)+len(tc.want.Services) {
+				t.Fatalf("%s\nContainers(...) has %d containers, want %d", tc.reason, len(cs), len(tc.want.Containers)+len(tc.want.Services))
+			}
+			for i, c := range cs {
+				c.Image = strconv.Itoa(i)
+			}
+			if diff := cmp.Diff(tc.want, s); diff != "" {
+				t.Errorf("%s\nthe spec after a change through Containers(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -68,7 +68,7 @@ type MiniClusterSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.services is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
-	Services []MiniClusterContainer `json:"services,omitempty"`
+	Services []ServiceContainer `json:"services,omitempty"`
 
 	// Network settings of the cluster's Service.
 	// +optional
@@ -710,6 +710,22 @@ type FluxContainer struct {
 	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._/-]*$`
 	// +kubebuilder:validation:XValidation:rule="self != '/' && !self.matches('(^|/)[.][.](/|$)')",message="must be an absolute path other than /, without '..'"
 	MountPath string `json:"mountPath,omitempty"`
+}
+
+// ServiceContainer is a container of the services Pod: a
+// MiniClusterContainer with the rules that only services have.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="a service container needs a name",fieldPath=".name",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(self.commands) || !has(self.commands.pre) || size(self.commands.pre) == 0",message="service containers run their image's own entrypoint: broker hooks do not apply",fieldPath=".commands.pre",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.commands) || !has(self.commands.brokerPre) || size(self.commands.brokerPre) == 0",message="service containers run their image's own entrypoint: broker hooks do not apply",fieldPath=".commands.brokerPre",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.commands) || !has(self.commands.workerPre) || size(self.commands.workerPre) == 0",message="service containers run their image's own entrypoint: broker hooks do not apply",fieldPath=".commands.workerPre",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.runFlux) || !self.runFlux",message="service containers cannot run Flux: move this container to spec.containers",fieldPath=".runFlux",reason=FieldValueForbidden
+type ServiceContainer struct {
+	// A type of its own, with the same JSON: rules on it apply to
+	// spec.services only and name spec.services[i], which a rule on the
+	// list could not (fieldPath takes no list index).
+
+	MiniClusterContainer `json:",inline"`
 }
 
 // MiniClusterContainer is a container of the broker pods (or of the
