@@ -9,8 +9,15 @@
 // Field rules the XRD's schema states (types, bounds, enums, patterns and
 // CEL rules) are not repeated here: the API server applies them to every
 // claim, and the function and the CLI evaluate the same schema in-process
-// before they build a plan (internal/schema). This package holds only what a
-// schema cannot say.
+// before they build a plan (internal/schema). This package holds what a
+// schema cannot say: names derived from other fields, parsing (host lists,
+// broker.toml, quantities, image references, scripts' quoting), and rules
+// that need the whole list or another input. A few of those look like field
+// rules but are not the field's alone: the runner may be implicit (one
+// container without runFlux), which a container's own schema cannot see;
+// the platform's tolerations (the function's input, which never meets the
+// XRD) join the claim's and are checked with them; and a map key (an
+// environment variable's name) can be named by a rule only on its map.
 package plan
 
 import (
