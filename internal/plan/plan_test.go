@@ -349,11 +349,6 @@ func invalidCases() map[string]invalidCase {
 			})),
 			want: invalid{fields: []string{"spec.pod.tolerations[1].operator"}, msg: "must be Exists when key is empty"},
 		},
-		"BadPodResources": {
-			reason: "Pod overhead is a resource list.",
-			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.Resources = v1alpha2.ContainerResource{"cpu": intstr.FromString("1x")} })),
-			want:   invalid{fields: []string{"spec.pod.resources", "spec.pod.resources[cpu]"}, msg: "must be a non-negative quantity"},
-		},
 
 		// Names.
 		"NameTooLongForHostnames": {
@@ -520,11 +515,6 @@ func invalidCases() map[string]invalidCase {
 				c.Resources.Requests = v1alpha2.ContainerResource{"hugepages-2Mi": intstr.FromString("3Mi")}
 			})),
 			want: invalid{fields: []string{"spec.containers[0].resources.limits[hugepages-2Mi]", "spec.containers[0].resources.requests[hugepages-2Mi]"}, msg: "whole multiple of the page size 2Mi"},
-		},
-		"PodOverheadWithoutRuntimeClass": {
-			reason: "The RuntimeClass admission plugin refuses pods that set overhead themselves.",
-			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.Resources = v1alpha2.ContainerResource{"cpu": intstr.FromInt32(1)} })),
-			want:   invalid{fields: []string{"spec.pod.resources"}, msg: "set resources on the containers instead"},
 		},
 		"MountPathDuplicate": {
 			reason: "Two volumes of one container cannot be mounted at one path.",
@@ -832,14 +822,6 @@ func invalidCases() map[string]invalidCase {
 				c.SecurityContext.AddCapabilities = []string{"sys_ptrace", "ALL", "CAP_NET_RAW", "NET_EVERYTHING"}
 			})),
 			want: invalid{fields: []string{"spec.containers[0].securityContext.addCapabilities[2]", "spec.containers[0].securityContext.addCapabilities[3]"}, msg: "use NET_RAW"},
-		},
-		"PodOverheadWithRuntimeClass": {
-			reason: "The RuntimeClass sets the overhead; a pod that sets its own is refused unless it is the same.",
-			args: mc(withPod(func(p *v1alpha2.PodSpec) {
-				p.RuntimeClassName = "kata"
-				p.Resources = v1alpha2.ContainerResource{"cpu": intstr.FromString("250m")}
-			})),
-			want: invalid{fields: []string{"spec.pod.resources"}, msg: "remove spec.pod.resources"},
 		},
 		"SidecarOnBrokerPort": {
 			reason: "A sidecar listening on the broker's port shares the pod's network with the broker.",

@@ -101,15 +101,10 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 		// The brokers connect to each other by their cluster DNS names.
 		errs = append(errs, field.Invalid(p.Child("dnsPolicy"), pod.DNSPolicy, "gives the pods the node's DNS resolver, which cannot resolve the names the brokers connect to (<name>-<index>.<service>.<namespace>.svc), so they would never join: use ClusterFirst (the default)"))
 	}
-	if len(pod.Resources) > 0 {
-		// The RuntimeClass admission plugin refuses pods that set overhead
-		// themselves, unless their RuntimeClass defines that very overhead,
-		// which it would have set anyway: the Job would exist and never get
-		// a pod.
-		errs = append(errs, field.Forbidden(p.Child("resources"), "Kubernetes admits pod overhead only from the pods' RuntimeClass (spec.pod.runtimeClassName), which sets it itself, and refuses pods that set their own: remove spec.pod.resources and set resources on the containers instead"))
-	}
-	_, e := checkResourceList(pod.Resources, p.Child("resources"))
-	errs = append(errs, e...)
+	// pod.resources (the Flux Operator's pod overhead) is the schema's to
+	// refuse: the RuntimeClass admission plugin refuses pods that set
+	// overhead themselves, unless their RuntimeClass defines that very
+	// overhead, which it would have set anyway.
 	for _, ref := range []struct{ name, v string }{{"serviceAccountName", pod.ServiceAccountName}, {"runtimeClassName", pod.RuntimeClassName}, {"schedulerName", pod.SchedulerName}} {
 		if ref.v == "" {
 			continue

@@ -192,7 +192,7 @@ func fluxAndBurstingCases() []Case {
 		fn("capability-unknown", `spec.containers[0].securityContext.addCapabilities[0]: Invalid value: "SYS_EVERYTHING": must be a Linux capability name such as SYS_ADMIN or NET_RAW (or ALL)`,
 			"An unknown capability is ignored by the runtime: the user would not get what they asked for.",
 			runner("securityContext", obj("addCapabilities", strs("SYS_EVERYTHING")))),
-		fn("pod-overhead-with-runtimeclass", "spec.pod.resources: Forbidden: Kubernetes admits pod overhead only from the pods' RuntimeClass (spec.pod.runtimeClassName), which sets it itself, and refuses pods that set their own",
+		schema("pod-overhead-with-runtimeclass", "spec.pod.resources: Forbidden: Kubernetes admits pod overhead only from the pods' RuntimeClass (spec.pod.runtimeClassName), which sets it itself, and refuses pods that set their own",
 			"Found by the property test (seed 12): a RuntimeClass without that overhead makes the Job's pods be refused.",
 			set("spec.pod.runtimeClassName", "kata"), set("spec.pod.resources", obj("cpu", int64(1)))),
 		fn("view-mountpath-etc", `spec.flux.container.mountPath: Invalid value: "/etc": would hide /etc of the image`,

@@ -230,6 +230,7 @@ type PodSpec struct {
 	// sets it itself and refuses pods that set their own. Set resources on
 	// the containers instead.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0",message="Kubernetes admits pod overhead only from the pods' RuntimeClass (spec.pod.runtimeClassName), which sets it itself, and refuses pods that set their own: remove spec.pod.resources and set resources on the containers instead",reason=FieldValueForbidden
 	Resources ContainerResource `json:"resources,omitempty"`
 
 	// ServiceAccountName of the pods.
