@@ -210,6 +210,6 @@ type v1alpha1Commands struct {
 }
 
 type v1alpha1SecurityContext struct {
-	Privileged      bool     `json:"privileged,omitempty"`
-	AddCapabilities []string `json:"addCapabilities,omitempty"`
+	Privileged      bool                  `json:"privileged,omitempty"`
+	AddCapabilities []v1alpha2.Capability `json:"addCapabilities,omitempty"`
 }

@@ -174,16 +174,12 @@ func checkSecretName(name string, p *field.Path) field.ErrorList {
 
 func checkSecurityContext(sc v1alpha2.SecurityContext, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, checkCapabilities(sc.AddCapabilities, p.Child("addCapabilities"))...)
-	if c := sc.Capabilities; c != nil {
-		errs = append(errs, checkCapabilities(c.Add, p.Child("capabilities", "add"))...)
-		errs = append(errs, checkCapabilities(c.Drop, p.Child("capabilities", "drop"))...)
-	}
+	// Capability names are the schema's (v1alpha2.Capability).
 	if sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
 		// Kubernetes refuses the pair: SYS_ADMIN is privilege enough to
 		// undo no_new_privs. (privileged with it is the schema's rule.)
 		for _, a := range AddedCapabilities(sc) {
-			if strings.EqualFold(a, "SYS_ADMIN") {
+			if strings.EqualFold(string(a), "SYS_ADMIN") {
 				errs = append(errs, field.Invalid(p.Child("allowPrivilegeEscalation"), false, "cannot be false while the container adds SYS_ADMIN, which can escalate privileges: drop SYS_ADMIN, or allowPrivilegeEscalation: false"))
 				break
 			}
@@ -197,10 +193,10 @@ func checkSecurityContext(sc v1alpha2.SecurityContext, p *field.Path) field.Erro
 
 // AddedCapabilities are the capabilities a container adds, under either
 // spelling (addCapabilities, capabilities.add), each once, in order.
-func AddedCapabilities(sc v1alpha2.SecurityContext) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(cs []string) {
+func AddedCapabilities(sc v1alpha2.SecurityContext) []v1alpha2.Capability {
+	var out []v1alpha2.Capability
+	seen := map[v1alpha2.Capability]bool{}
+	add := func(cs []v1alpha2.Capability) {
 		for _, c := range cs {
 			if !seen[c] {
 				seen[c] = true
@@ -213,35 +209,6 @@ func AddedCapabilities(sc v1alpha2.SecurityContext) []string {
 		add(sc.Capabilities.Add)
 	}
 	return out
-}
-
-func checkCapabilities(caps []string, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for j, c := range caps {
-		cp := p.Index(j)
-		switch up := strings.ToUpper(c); {
-		case strings.HasPrefix(up, "CAP_") && linuxCapabilities[strings.TrimPrefix(up, "CAP_")]:
-			// The container runtime adds CAP_ itself: CAP_CAP_X is no
-			// capability, and runc drops it without a word.
-			errs = append(errs, field.Invalid(cp, c, "must be written without the CAP_ prefix, which the container runtime adds: use "+strings.TrimPrefix(up, "CAP_")))
-		case up != "ALL" && !linuxCapabilities[up]:
-			errs = append(errs, field.Invalid(cp, c, "must be a Linux capability name such as SYS_ADMIN or NET_RAW (or ALL): the container runtime ignores any other"))
-		}
-	}
-	return errs
-}
-
-// linuxCapabilities are the Linux capabilities (capabilities(7), Linux 6.x)
-// as Kubernetes names them, without CAP_.
-var linuxCapabilities = map[string]bool{
-	"AUDIT_CONTROL": true, "AUDIT_READ": true, "AUDIT_WRITE": true, "BLOCK_SUSPEND": true, "BPF": true,
-	"CHECKPOINT_RESTORE": true, "CHOWN": true, "DAC_OVERRIDE": true, "DAC_READ_SEARCH": true, "FOWNER": true,
-	"FSETID": true, "IPC_LOCK": true, "IPC_OWNER": true, "KILL": true, "LEASE": true, "LINUX_IMMUTABLE": true,
-	"MAC_ADMIN": true, "MAC_OVERRIDE": true, "MKNOD": true, "NET_ADMIN": true, "NET_BIND_SERVICE": true,
-	"NET_BROADCAST": true, "NET_RAW": true, "PERFMON": true, "SETFCAP": true, "SETGID": true, "SETPCAP": true,
-	"SETUID": true, "SYS_ADMIN": true, "SYS_BOOT": true, "SYS_CHROOT": true, "SYS_MODULE": true, "SYS_NICE": true,
-	"SYS_PACCT": true, "SYS_PTRACE": true, "SYS_RAWIO": true, "SYS_RESOURCE": true, "SYS_TIME": true,
-	"SYS_TTY_CONFIG": true, "SYSLOG": true, "WAKE_ALARM": true,
 }
 
 // standardContainerResources are the resource names without a domain that

@@ -816,13 +816,6 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withVolume("cfg", v1alpha2.ContainerVolume{ConfigMapName: "cfg", Path: "/cfg", Items: map[string]string{"k": "..data"}})),
 			want:   invalid{fields: []string{"spec.containers[0].volumes[cfg].items[k]"}, msg: "not starting with '..'"},
 		},
-		"Capabilities": {
-			reason: "Capabilities are Linux's, without the CAP_ prefix the runtime adds.",
-			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
-				c.SecurityContext.AddCapabilities = []string{"sys_ptrace", "ALL", "CAP_NET_RAW", "NET_EVERYTHING"}
-			})),
-			want: invalid{fields: []string{"spec.containers[0].securityContext.addCapabilities[2]", "spec.containers[0].securityContext.addCapabilities[3]"}, msg: "use NET_RAW"},
-		},
 		"SidecarOnBrokerPort": {
 			reason: "A sidecar listening on the broker's port shares the pod's network with the broker.",
 			args:   mc(withSidecar("web", ports(8050))),

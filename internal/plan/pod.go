@@ -251,7 +251,7 @@ func restrictable(sc v1alpha2.SecurityContext) bool {
 		return false
 	}
 	for _, c := range AddedCapabilities(sc) {
-		if !strings.EqualFold(c, "NET_BIND_SERVICE") {
+		if !strings.EqualFold(string(c), "NET_BIND_SERVICE") {
 			return false
 		}
 	}

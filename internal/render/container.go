@@ -173,7 +173,7 @@ func securityContext(sc v1alpha2.SecurityContext) *corev1.SecurityContext {
 	return out
 }
 
-func capabilities(cs []string) []corev1.Capability {
+func capabilities(cs []v1alpha2.Capability) []corev1.Capability {
 	if len(cs) == 0 {
 		return nil
 	}

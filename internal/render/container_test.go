@@ -218,7 +218,7 @@ func TestContainerSettings(t *testing.T) {
 		"SecurityContext": {
 			reason: "privileged, added capabilities and the user and group carry over.",
 			decl: func(c *v1alpha2.MiniClusterContainer) {
-				c.SecurityContext = v1alpha2.SecurityContext{Privileged: true, AddCapabilities: []string{"SYS_ADMIN"}, RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](1000)}
+				c.SecurityContext = v1alpha2.SecurityContext{Privileged: true, AddCapabilities: []v1alpha2.Capability{"SYS_ADMIN"}, RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](1000)}
 			},
 			want: settings{image: "nginx", pullPolicy: corev1.PullIfNotPresent, stdin: true, tty: true, securityContext: &corev1.SecurityContext{
 				Privileged:   ptr.To(true),

@@ -68,8 +68,8 @@ func TestSecurityContexts(t *testing.T) {
 					Sysctls: []v1alpha2.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}},
 				}
 				m.Spec.Containers[0].SecurityContext = v1alpha2.SecurityContext{
-					AddCapabilities:        []string{"NET_BIND_SERVICE"},
-					Capabilities:           &v1alpha2.Capabilities{Add: []string{"NET_BIND_SERVICE"}, Drop: []string{"NET_RAW"}},
+					AddCapabilities:        []v1alpha2.Capability{"NET_BIND_SERVICE"},
+					Capabilities:           &v1alpha2.Capabilities{Add: []v1alpha2.Capability{"NET_BIND_SERVICE"}, Drop: []v1alpha2.Capability{"NET_RAW"}},
 					ReadOnlyRootFilesystem: ptr.To(true), ProcMount: "Default",
 					SELinuxOptions:  &v1alpha2.SELinuxOptions{Level: "s0:c1"},
 					AppArmorProfile: &v1alpha2.AppArmorProfile{Type: "RuntimeDefault"},

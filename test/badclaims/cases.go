@@ -47,11 +47,12 @@ const NamePlaceholder = "{name}"
 
 // Gap in a case's Want stands for at most MaxGap bytes of anything: what
 // Kubernetes versions write differently, such as the value the API server
-// shows for a CEL rule of an object (`Invalid value: "object": ` in 1.34,
-// `Invalid value: ` in 1.35).
+// shows for a failed CEL rule (on an object `Invalid value: "object": ` in
+// 1.34, `Invalid value: ` in 1.35; on a scalar its type in 1.34, such as
+// `"string"`, and the value itself in 1.35, such as `"CAP_SYS_PTRACE"`).
 const (
 	Gap    = "…"
-	MaxGap = 16
+	MaxGap = 32
 )
 
 // Matches tells whether msg contains the case's Want.

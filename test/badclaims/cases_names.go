@@ -111,7 +111,7 @@ func nameAndContainerCases() []Case {
 		schema("runasgroup-negative", "spec.containers[0].securityContext.runAsGroup: Invalid value: …must be between 0 and 2147483647",
 			"gids are not negative.",
 			runner("securityContext", obj("runAsGroup", int64(-1)))),
-		fn("capability-with-space", `spec.containers[0].securityContext.addCapabilities[0]: Invalid value: "SYS ADMIN": must be a Linux capability name`,
+		schema("capability-with-space", `spec.containers[0].securityContext.addCapabilities[0]: Invalid value: …must be a Linux capability name`,
 			"Capability names are single words.",
 			runner("securityContext", obj("addCapabilities", strs("SYS ADMIN")))),
 		fn("view-named-like-claim", `spec.flux.container.name: Invalid value: "{name}": is the MiniCluster's name, which the Flux runner's container takes`,

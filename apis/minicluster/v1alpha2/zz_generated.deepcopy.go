@@ -74,12 +74,12 @@ func (in *Capabilities) DeepCopyInto(out *Capabilities) {
 	*out = *in
 	if in.Add != nil {
 		in, out := &in.Add, &out.Add
-		*out = make([]string, len(*in))
+		*out = make([]Capability, len(*in))
 		copy(*out, *in)
 	}
 	if in.Drop != nil {
 		in, out := &in.Drop, &out.Drop
-		*out = make([]string, len(*in))
+		*out = make([]Capability, len(*in))
 		copy(*out, *in)
 	}
 }
@@ -778,7 +778,7 @@ func (in *SecurityContext) DeepCopyInto(out *SecurityContext) {
 	*out = *in
 	if in.AddCapabilities != nil {
 		in, out := &in.AddCapabilities, &out.AddCapabilities
-		*out = make([]string, len(*in))
+		*out = make([]Capability, len(*in))
 		copy(*out, *in)
 	}
 	if in.Capabilities != nil {
