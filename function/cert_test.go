@@ -13,6 +13,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
+	"github.com/flux-framework/minicluster-crossplane/internal/curve/curvetest"
 )
 
 // keyPair is the Z85 keys of a certificate whose secret key is 32 bytes of b.
@@ -84,7 +85,7 @@ func TestUserCurveCertOnePass(t *testing.T) {
 				if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
 					fatal = append(fatal, r.GetMessage())
 				}
-				if piece := keyPiece(r.GetMessage(), secB, pubA); piece != "" {
+				if piece := curvetest.Piece(r.GetMessage(), secB, pubA); piece != "" {
 					t.Errorf("%s\nresult repeats %q of the certificate: %s", tc.reason, piece, r.GetMessage())
 				}
 			}
@@ -96,7 +97,7 @@ func TestUserCurveCertOnePass(t *testing.T) {
 			}
 			var valid *fnv1.Condition
 			for _, c := range rsp.GetConditions() {
-				if piece := keyPiece(c.GetMessage(), secB, pubA); piece != "" {
+				if piece := curvetest.Piece(c.GetMessage(), secB, pubA); piece != "" {
 					t.Errorf("%s\ncondition %s repeats %q of the certificate: %s", tc.reason, c.GetType(), piece, c.GetMessage())
 				}
 				if c.GetType() == ConditionValid {
@@ -140,17 +141,4 @@ func TestUserCurveCertComposed(t *testing.T) {
 			}
 		})
 	}
-}
-
-// keyPiece is a piece of 8 bytes of one of keys that msg repeats, or "".
-func keyPiece(msg string, keys ...string) string {
-	const n = 8
-	for _, k := range keys {
-		for i := 0; i+n <= len(k); i++ {
-			if strings.Contains(msg, k[i:i+n]) {
-				return k[i : i+n]
-			}
-		}
-	}
-	return ""
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/curve/curvetest"
 )
 
 // The sample pair from flux-operator's examples/tests/custom-config, a
@@ -19,16 +21,6 @@ const (
 	samplePublic = "}D{Y3<amLLl*TIt>@b*umPD-nBr#I}[PnV!lZBkW"
 	sampleSecret = "5khD%TixeW<j<6ssPNG>s<nY1E}5)fyk@TI)g8Xu" //nolint:gosec // G101: a published sample key, not a credential
 )
-
-// sampleCert is the upstream example verbatim (YAML block indentation
-// removed).
-const sampleCert = `metadata
-    name = "flux-cert-generator"
-    keygen.hostname = "flux-sample-0"
-curve
-    public-key = "}D{Y3<amLLl*TIt>@b*umPD-nBr#I}[PnV!lZBkW"
-    secret-key = "5khD%TixeW<j<6ssPNG>s<nY1E}5)fyk@TI)g8Xu"
-`
 
 // Two more pairs from the zmq_curve(7) manual page, written by libzmq's
 // own keygen.
@@ -259,7 +251,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestMeta(t *testing.T) {
-	c, err := Parse([]byte(sampleCert))
+	c, err := Parse([]byte(curvetest.SampleCert))
 	require.NoError(t, err)
 	v, ok := c.Meta("keygen.hostname")
 	assert.True(t, ok)

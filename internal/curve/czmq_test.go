@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/curve/curvetest"
 )
 
 // The tests in this file check our certificates against CZMQ, the library
@@ -155,7 +157,7 @@ func TestCZMQLoadsOurCertificates(t *testing.T) {
 	cc := czmqCompiler(t)
 	load := buildC(t, cc, "load", czmqLoadSrc)
 
-	sample, err := Parse([]byte(sampleCert))
+	sample, err := Parse([]byte(curvetest.SampleCert))
 	require.NoError(t, err)
 	type want struct {
 		name, hostname string

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/curve/curvetest"
 )
 
 const (
@@ -28,17 +30,17 @@ func TestParseAccepts(t *testing.T) {
 	}{
 		"UpstreamSample": {
 			reason: "The certificate in flux-operator's custom-config example.",
-			text:   []byte(sampleCert),
+			text:   []byte(curvetest.SampleCert),
 			want:   want{metadata: []KV{{"name", "flux-cert-generator"}, {"keygen.hostname", "flux-sample-0"}}},
 		},
 		"NoTrailingNewline": {
 			reason: "fgets returns the last line without a newline too.",
-			text:   []byte(strings.TrimSuffix(sampleCert, "\n")),
+			text:   []byte(strings.TrimSuffix(curvetest.SampleCert, "\n")),
 			want:   want{metadata: []KV{{"name", "flux-cert-generator"}, {"keygen.hostname", "flux-sample-0"}}},
 		},
 		"CRLF": {
 			reason: "Flux strips a trailing CR as white space; pasted text often has one.",
-			text:   []byte(strings.ReplaceAll(sampleCert, "\n", "\r\n")),
+			text:   []byte(strings.ReplaceAll(curvetest.SampleCert, "\n", "\r\n")),
 			want:   want{metadata: []KV{{"name", "flux-cert-generator"}, {"keygen.hostname", "flux-sample-0"}}},
 		},
 		"TabsAndTightEquals": {
@@ -327,8 +329,8 @@ func TestParseRejects(t *testing.T) {
 // consistent keypair, and that Marshal writes it back to text Parse reads
 // identically.
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(sampleCert))
-	f.Add([]byte(strings.ReplaceAll(sampleCert, "\n", "\r\n")))
+	f.Add([]byte(curvetest.SampleCert))
+	f.Add([]byte(strings.ReplaceAll(curvetest.SampleCert, "\n", "\r\n")))
 	f.Add(lines("metadata", "\tname=\"x\"", "curve", pubLine, secLine))
 	f.Add(lines("metadata", `    foo_bar = "x"`))
 	f.Add(lines("curve", `    public-key = "%%%%%`+samplePublic[5:]+`"`, secLine))

@@ -9,17 +9,8 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
+	"github.com/flux-framework/minicluster-crossplane/internal/curve/curvetest"
 )
-
-// sampleCert is the certificate of flux-operator's custom-config example,
-// which Flux brokers have loaded: a claim's curveCert that plans.
-const sampleCert = `metadata
-    name = "flux-cert-generator"
-    keygen.hostname = "flux-sample-0"
-curve
-    public-key = "}D{Y3<amLLl*TIt>@b*umPD-nBr#I}[PnV!lZBkW"
-    secret-key = "5khD%TixeW<j<6ssPNG>s<nY1E}5)fyk@TI)g8Xu"
-`
 
 // keypair is the Z85 keys of a certificate whose secret key is 32 bytes of b.
 func keypair(t *testing.T, b byte) (public, secret string) {
@@ -67,7 +58,7 @@ func TestCheckCurveCert(t *testing.T) {
 		},
 		"ValidSample": {
 			reason: "A certificate CZMQ wrote is accepted.",
-			args:   args{cert: sampleCert},
+			args:   args{cert: curvetest.SampleCert},
 		},
 		"PastedKey": {
 			reason: "A key pasted without its certificate is refused without repeating it.",
@@ -125,24 +116,10 @@ func TestCheckCurveCert(t *testing.T) {
 				t.Errorf("%s\nNew(...) errors: -want, +got:\n%s", tc.reason, diff)
 			}
 			for _, msg := range got {
-				if piece := repeatedPiece(msg, tc.secret); piece != "" {
+				if piece := curvetest.Piece(msg, tc.secret...); piece != "" {
 					t.Errorf("%s\nerror repeats %q of the certificate: %s", tc.reason, piece, msg)
 				}
 			}
 		})
 	}
-}
-
-// repeatedPiece is a piece of 8 bytes of one of secrets that msg repeats,
-// or "".
-func repeatedPiece(msg string, secrets []string) string {
-	const n = 8
-	for _, s := range secrets {
-		for i := 0; i+n <= len(s); i++ {
-			if strings.Contains(msg, s[i:i+n]) {
-				return s[i : i+n]
-			}
-		}
-	}
-	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/curve/curvetest"
 )
 
 // mc is the hello-world v1alpha2.MiniCluster (see raw) after v1alpha2.SetDefaults, then
@@ -1139,7 +1140,7 @@ func TestValidateValid(t *testing.T) {
 		},
 		"CurveCert": {
 			reason: "A user-supplied certificate.",
-			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.CurveCert = sampleCert })),
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.CurveCert = curvetest.SampleCert })),
 		},
 		"BurstingRoot": {
 			reason: "A root declares the clusters that may join and may pick its NodePort.",

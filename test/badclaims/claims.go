@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/flux-framework/minicluster-crossplane/internal/curve/curvetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/corpus"
 )
@@ -77,19 +78,8 @@ func FatalMessage(out *driver.Output) string {
 	return ""
 }
 
-// SecretPiece returns a piece of 8 bytes or more of one of secrets that msg
-// repeats, or "".
-func SecretPiece(msg string, secrets []string) string {
-	const n = 8
-	for _, s := range secrets {
-		for i := 0; i+n <= len(s); i++ {
-			if strings.Contains(msg, s[i:i+n]) {
-				return s[i : i+n]
-			}
-		}
-	}
-	return ""
-}
+// SecretPiece returns a piece of one of secrets that msg repeats, or "".
+func SecretPiece(msg string, secrets []string) string { return curvetest.Piece(msg, secrets...) }
 
 // ClaimName is the claim's metadata.name.
 func (c Case) ClaimName() string { return nameOf(c.Claim) }
