@@ -125,7 +125,7 @@ func steadyRequest(tb testing.TB, xr map[string]any) *fnv1.RunFunctionRequest {
 	// Fixed entropy: the same claim always has the same key, so requests
 	// (and benchmark results) are reproducible.
 	fn := function.New(function.WithRandom(fixedEntropy{}))
-	rsp, err := fn.RunFunction(context.Background(), firstRequest(tb, xr))
+	rsp, err := driver.RunRequest(context.Background(), fn, firstRequest(tb, xr), nil)
 	if err != nil || fatalResult(rsp) != "" {
 		tb.Fatalf("first run: %v %s", err, fatalResult(rsp))
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+	"github.com/flux-framework/minicluster-crossplane/internal/policy"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
@@ -36,6 +37,10 @@ const (
 	ConditionValid = "Valid"
 	// ConditionScaled is false while spec.size exceeds the maximum size.
 	ConditionScaled = "Scaled"
+
+	// ReasonPolicy is the reason of Valid=False when the platform's
+	// policy refuses the claim.
+	ReasonPolicy = "Policy"
 )
 
 // Function composes MiniClusters.
@@ -112,6 +117,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	claimView := mc.Spec.Flux.Container.Image
 	v1alpha2.SetDefaults(mc, in.Defaults.PlatformDefaults())
+	pol := in.Policy.Effective()
+	if rs := policy.Enforce(pol, mc); len(rs) > 0 {
+		refuse(rsp, rs.Error())
+		return rsp, nil
+	}
 	if w := chooseView(mc, claimView, in.Defaults); w != "" {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
@@ -124,6 +134,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composed resources"))
+		return rsp, nil
+	}
+	platform := append(append([]v1alpha2.Toleration(nil), in.Defaults.Tolerations...), pol.Tolerations.Enforced...)
+	if rs := policy.Check(pol, mc, platform, runningPods(observed)); len(rs) > 0 {
+		refuse(rsp, rs.Error())
 		return rsp, nil
 	}
 
@@ -174,11 +189,18 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		response.Normalf(rsp, "MiniCluster finished (%s); spec.cleanup removed its pods", finished).TargetCompositeAndClaim()
 	}
 
-	if msg, err := podSecurity(req, rsp, p, objs, observed); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot check the pods against the namespace's Pod Security policy"))
+	if a, err := admit(req, rsp, pol, in.Defaults.ImagePullSecrets, p, objs, observed); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot check the MiniCluster against the platform's policy and the namespace's Pod Security policy"))
 		return rsp, nil
-	} else if msg != "" {
-		fatal(rsp, errors.New(msg))
+	} else if a.waiting {
+		// Crossplane calls again at once with what was required; this
+		// response is not used.
+		return rsp, nil
+	} else if a.policy {
+		refuse(rsp, a.refused)
+		return rsp, nil
+	} else if a.refused != "" {
+		fatal(rsp, errors.New(a.refused))
 		return rsp, nil
 	}
 
@@ -265,6 +287,29 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 func fatal(rsp *fnv1.RunFunctionResponse, err error) {
 	response.Fatal(rsp, err)
 	response.ConditionFalse(rsp, ConditionValid, "InvalidSpec").WithMessage(err.Error()).TargetCompositeAndClaim()
+}
+
+// refuse reports what the platform's policy refuses, as fatal does, with
+// the reason Policy: the claim asks for more than the platform allows, and
+// the message names the policy key, the field and the fix.
+func refuse(rsp *fnv1.RunFunctionResponse, msg string) {
+	if !strings.Contains(msg, "nothing was composed or changed") {
+		msg += "; nothing was composed or changed"
+	}
+	response.Fatal(rsp, errors.New(msg))
+	response.ConditionFalse(rsp, ConditionValid, ReasonPolicy).WithMessage(msg).TargetCompositeAndClaim()
+}
+
+// runningPods is the number of pods the observed Job runs (its
+// parallelism), 0 when there is no Job yet.
+func runningPods(observed map[resource.Name]resource.ObservedComposed) int32 {
+	if _, ok := observed[resource.Name(render.KeyJob)]; !ok {
+		return 0
+	}
+	if job := observedJob(observed); job != nil && job.Spec.Parallelism != nil && *job.Spec.Parallelism > 0 {
+		return *job.Spec.Parallelism
+	}
+	return 1
 }
 
 // FormatErrors joins field errors into one message, each naming its field.

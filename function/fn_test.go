@@ -73,7 +73,7 @@ func entropy() *bytes.Reader { return bytes.NewReader(bytes.Repeat([]byte{7}, 64
 
 func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	rsp, err := New(WithRandom(entropy())).RunFunction(context.Background(), req)
+	rsp, err := driver.RunRequest(context.Background(), New(WithRandom(entropy())), req, nil)
 	if err != nil {
 		t.Fatalf("RunFunction returned an error, want results: %v", err)
 	}

@@ -187,7 +187,7 @@ func TestHostileSeedsCompose(t *testing.T) {
 		if !ok {
 			t.Fatalf("seed %d is not a claim", i)
 		}
-		rsp, err := function.New(function.WithRandom(fixedEntropy{})).RunFunction(context.Background(), firstRequest(t, xr))
+		rsp, err := driver.RunRequest(context.Background(), function.New(function.WithRandom(fixedEntropy{})), firstRequest(t, xr), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func TestHostileSeedsCompose(t *testing.T) {
 // fuzzRun calls RunFunction and checks the shape of its answer.
 func fuzzRun(t *testing.T, fn *function.Function, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
-	rsp, err := fn.RunFunction(context.Background(), req)
+	rsp, err := driver.RunRequest(context.Background(), fn, req, nil)
 	if err != nil {
 		t.Fatalf("RunFunction returned an error, want results: %v", err)
 	}

@@ -183,7 +183,7 @@ func TestRunFunctionShapes(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					rsp, err := function.New(function.WithRandom(fixedEntropy{})).RunFunction(context.Background(), req)
+					rsp, err := driver.RunRequest(context.Background(), function.New(function.WithRandom(fixedEntropy{})), req, nil)
 					if err != nil {
 						t.Fatal(err)
 					}

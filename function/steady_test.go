@@ -85,7 +85,7 @@ func TestSteadyStateIsAFixedPoint(t *testing.T) {
 			fn := function.New(function.WithRandom(fixedEntropy{}))
 			run := func(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 				t.Helper()
-				rsp, err := fn.RunFunction(context.Background(), req)
+				rsp, err := driver.RunRequest(context.Background(), fn, req, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -33,8 +34,14 @@ type Options struct {
 	Claim []byte
 	// Observed objects, e.g. a previous run's output.
 	Observed []*unstructured.Unstructured
-	// Input is the function's input as YAML (optional).
+	// Input is the function's input as YAML (optional). Without one the
+	// function's defaults apply, its secure default policy included.
 	Input []byte
+	// Cluster holds the objects of the cluster the function may require
+	// (Namespaces, ServiceAccounts, Secrets), as Crossplane would fetch
+	// them for it. The MiniCluster's Namespace exists on a real cluster:
+	// when Cluster holds none of that name, an unlabelled one answers.
+	Cluster []*unstructured.Unstructured
 	// Shape is the cluster's shape ("" is ShapeClaims): which composite
 	// resource Crossplane would compose for the claim.
 	Shape Shape
@@ -79,10 +86,50 @@ func RunComposite(ctx context.Context, fn Runner, xr *unstructured.Unstructured,
 	if err != nil {
 		return nil, err
 	}
-	rsp, err := fn.RunFunction(ctx, req)
+	rsp, err := RunRequest(ctx, fn, req, o.Cluster)
 	if err != nil {
-		return nil, fmt.Errorf("function failed: %w", err)
+		return nil, err
 	}
 	cert, _, _ := unstructured.NestedString(xr.Object, "spec", "flux", "curveCert")
 	return ReadResponse(rsp, cert)
+}
+
+// maxRequirementsIterations is how often Crossplane calls a function again
+// with the resources it required before it gives up.
+const maxRequirementsIterations = 5
+
+// RunRequest calls fn as Crossplane does: while a response asks
+// for resources the request did not carry, fn is called again with them
+// (found in cluster), and only the last response counts. A Fatal result
+// ends the loop, as it does in Crossplane.
+func RunRequest(ctx context.Context, fn Runner, req *fnv1.RunFunctionRequest, cluster []*unstructured.Unstructured) (*fnv1.RunFunctionResponse, error) {
+	var prev *fnv1.Requirements
+	for i := 0; ; i++ {
+		rsp, err := fn.RunFunction(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("function failed: %w", err)
+		}
+		for _, r := range rsp.GetResults() {
+			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+				return rsp, nil
+			}
+		}
+		reqs := rsp.GetRequirements()
+		if proto.Equal(reqs, prev) || len(reqs.GetResources()) == 0 {
+			return rsp, nil
+		}
+		if i+1 >= maxRequirementsIterations {
+			return nil, fmt.Errorf("the function's requirements did not settle after %d calls", maxRequirementsIterations)
+		}
+		prev = reqs
+		req = proto.Clone(req).(*fnv1.RunFunctionRequest)
+		req.RequiredResources = map[string]*fnv1.Resources{}
+		for name, sel := range reqs.GetResources() {
+			found, err := Find(cluster, sel)
+			if err != nil {
+				return nil, err
+			}
+			req.RequiredResources[name] = found
+		}
+	}
 }

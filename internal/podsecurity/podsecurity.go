@@ -268,3 +268,19 @@ func podFields(reason string, t *Template) []*field.Path {
 		return []*field.Path{t.Pod}
 	}
 }
+
+// WithDefaultLevel returns the namespace's labels with an enforce level
+// added where they set none: level, the platform's default for namespaces
+// without one. A namespace's own enforce label wins. added tells whether
+// the level came from the platform.
+func WithDefaultLevel(labels map[string]string, level string) (out map[string]string, added bool) {
+	if _, ok := labels[api.EnforceLevelLabel]; ok || level == "" || level == string(api.LevelPrivileged) {
+		return labels, false
+	}
+	out = make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	out[api.EnforceLevelLabel] = level
+	return out, true
+}

@@ -1,6 +1,7 @@
 // Package v1beta1 is the input of the MiniCluster composition function: the
 // defaults a platform team sets once, in the Composition, for every tenant's
-// MiniCluster. A claim's own values always win.
+// MiniCluster, where a claim's own values win, and the policy it enforces,
+// which no claim can change.
 //
 // +kubebuilder:object:generate=true
 // +groupName=minicluster.fn.flux-framework.org
@@ -30,6 +31,11 @@ type Input struct {
 	// Defaults for every MiniCluster composed with this Composition.
 	// +optional
 	Defaults Defaults `json:"defaults,omitempty"`
+
+	// Policy enforced on every MiniCluster composed with this Composition;
+	// left out, the secure defaults apply (Policy.Effective).
+	// +optional
+	Policy Policy `json:"policy,omitempty"`
 }
 
 // Defaults a platform team sets for its tenants.

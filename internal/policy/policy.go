@@ -1,0 +1,407 @@
+// Package policy decides what the platform's policy (the function input's
+// policy, apis/input/v1beta1) lets a MiniCluster have. Crossplane creates
+// the pods with its own service account, so Kubernetes RBAC on pods guards
+// nothing here: what this package refuses, a tenant who may only create
+// MiniClusters cannot get.
+//
+// It works on a defaulted MiniCluster in three steps, each pure:
+//   - Enforce sets what the platform sets on every pod (tolerations, node
+//     selector, deadline) and refuses a claim that asks for another value;
+//   - Check refuses what the claim alone shows (sizes, NodePorts, CSI
+//     drivers, runtime classes, schedulers, tolerations, node keys, label
+//     prefixes, the token);
+//   - Needs says which objects of the cluster decide the rest
+//     (ServiceAccount, Secrets), and CheckCluster decides with them.
+//
+// The Pod Security level (policy.podSecurity) is applied to the rendered
+// pods with the API server's own library, in internal/podsecurity.
+//
+// Every refusal names the policy key, the claim's field and the fix. It
+// reads a Secret's labels only: never its data.
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+)
+
+// DefaultScheduler is the name of Kubernetes' own scheduler, which a claim
+// may always name.
+const DefaultScheduler = "default-scheduler"
+
+// Refusal is one thing the policy refuses.
+type Refusal struct {
+	// Key of the policy, such as policy.nodePorts.
+	Key string
+	// Field of the claim that asks for it.
+	Field *field.Path
+	// Why it is refused, and how to fix it.
+	Why, Fix string
+}
+
+// Error is the refusal as a condition says it.
+func (r Refusal) Error() string {
+	return fmt.Sprintf("%s: refused by the platform's policy (%s): %s; %s", r.Field, r.Key, r.Why, r.Fix)
+}
+
+// Refusals is a list of refusals.
+type Refusals []Refusal
+
+// Error joins the refusals.
+func (rs Refusals) Error() string {
+	msgs := make([]string, 0, len(rs))
+	for _, r := range rs {
+		msgs = append(msgs, r.Error())
+	}
+	return strings.Join(msgs, "; ")
+}
+
+const askPlatform = "ask your platform team"
+
+// Enforce sets on mc what the policy sets on every pod: its tolerations,
+// its node selector, and the maximum deadline for a claim that sets none.
+// A claim that asks for another value of an enforced node label, or a
+// longer deadline, is refused; mc is then left as it was. p must be
+// Effective.
+func Enforce(p v1beta1.Policy, mc *v1alpha2.MiniCluster) Refusals {
+	s := &mc.Spec
+	var rs Refusals
+	for _, k := range v1alpha2.SortedKeys(p.NodeSelector.Enforced) {
+		want := p.NodeSelector.Enforced[k]
+		if got, ok := s.Pod.NodeSelector[k]; ok && got != want {
+			rs = append(rs, Refusal{Key: "policy.nodeSelector.enforced", Field: field.NewPath("spec", "pod", "nodeSelector").Key(k),
+				Why: fmt.Sprintf("the platform runs every MiniCluster on nodes with %s=%s, not %q", k, want, got),
+				Fix: "remove the key or set it to " + want})
+		}
+		if vs, ok := s.Pod.NodeAffinity[k]; ok && !slices.Contains(vs, want) {
+			rs = append(rs, Refusal{Key: "policy.nodeSelector.enforced", Field: field.NewPath("spec", "pod", "nodeAffinity").Key(k),
+				Why: fmt.Sprintf("the platform runs every MiniCluster on nodes with %s=%s, which these values exclude", k, want),
+				Fix: "remove the key or include " + want})
+		}
+	}
+	if max := p.MaxDeadlineSeconds; max > 0 && s.DeadlineSeconds != nil && *s.DeadlineSeconds > max {
+		rs = append(rs, Refusal{Key: "policy.maxDeadlineSeconds", Field: field.NewPath("spec", "deadlineSeconds"),
+			Why: fmt.Sprintf("%d is longer than the platform's maximum of %d seconds", *s.DeadlineSeconds, max),
+			Fix: fmt.Sprintf("set it to at most %d, or leave it out to get the maximum", max)})
+	}
+	if len(rs) > 0 {
+		return rs
+	}
+	for _, k := range v1alpha2.SortedKeys(p.NodeSelector.Enforced) {
+		if s.Pod.NodeSelector == nil {
+			s.Pod.NodeSelector = map[string]string{}
+		}
+		s.Pod.NodeSelector[k] = p.NodeSelector.Enforced[k]
+	}
+	for _, t := range p.Tolerations.Enforced {
+		if !slices.Contains(s.Pod.Tolerations, t) {
+			s.Pod.Tolerations = append(s.Pod.Tolerations, t)
+		}
+	}
+	if max := p.MaxDeadlineSeconds; max > 0 && s.DeadlineSeconds == nil {
+		s.DeadlineSeconds = &max
+	}
+	return nil
+}
+
+// Check refuses what the claim alone shows the policy does not allow.
+// platform are the tolerations the platform itself adds (its defaults and
+// enforced ones), which no forbidden key refuses. running is the number of
+// pods its Job runs now (0 before it exists): a running MiniCluster that a
+// policy change leaves above the maximum size keeps running, and only a
+// larger size is refused. p must be Effective.
+func Check(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platform []v1alpha2.Toleration, running int32) Refusals {
+	s := &mc.Spec
+	var rs Refusals
+	rs = append(rs, checkSize(p, mc, running)...)
+	if running > 0 {
+		// The pod template of a running Job cannot change (the function
+		// keeps the running one): nothing else of the spec can, either.
+		return rs
+	}
+	pod := field.NewPath("spec", "pod")
+
+	if s.Pod.AutomountServiceAccountToken && !p.ServiceAccounts.AutomountToken {
+		rs = append(rs, Refusal{Key: "policy.serviceAccounts.automountToken", Field: pod.Child("automountServiceAccountToken"),
+			Why: "pods may not mount their ServiceAccount's token: it carries the ServiceAccount's rights in the API server to whatever the job runs",
+			Fix: "remove it, or " + askPlatform + " to allow tokens"})
+	}
+	if rc := s.Pod.RuntimeClassName; rc != "" && !v1beta1.Allows(p.RuntimeClasses, rc) {
+		rs = append(rs, Refusal{Key: "policy.runtimeClasses", Field: pod.Child("runtimeClassName"),
+			Why: fmt.Sprintf("runtime class %q is not one the platform allows (%s)", rc, list(p.RuntimeClasses)),
+			Fix: "remove it to use the cluster's default runtime, or " + askPlatform + " to allow it"})
+	}
+	if sch := s.Pod.SchedulerName; sch != "" && sch != DefaultScheduler && !v1beta1.Allows(p.Schedulers, sch) {
+		rs = append(rs, Refusal{Key: "policy.schedulers", Field: pod.Child("schedulerName"),
+			Why: fmt.Sprintf("scheduler %q is not one the platform allows (%s)", sch, list(p.Schedulers)),
+			Fix: "remove it to use the cluster's default scheduler, or " + askPlatform + " to allow it"})
+	}
+	for i, t := range s.Pod.Tolerations {
+		if slices.Contains(platform, t) {
+			continue
+		}
+		if key, bad := forbiddenToleration(p.Tolerations.ForbiddenKeys, t); bad {
+			why := fmt.Sprintf("tolerations of the taint %s are not allowed: nodes with it are kept for other work", key)
+			if t.Key == "" {
+				why = fmt.Sprintf("a toleration without a key tolerates every taint, including %s", key)
+			}
+			rs = append(rs, Refusal{Key: "policy.tolerations.forbiddenKeys", Field: pod.Child("tolerations").Index(i),
+				Why: why, Fix: "remove this toleration"})
+		}
+	}
+	for _, k := range v1alpha2.SortedKeys(s.Pod.NodeSelector) {
+		if slices.Contains(p.NodeSelector.ForbiddenKeys, k) {
+			rs = append(rs, Refusal{Key: "policy.nodeSelector.forbiddenKeys", Field: pod.Child("nodeSelector").Key(k),
+				Why: "the platform does not let MiniClusters choose nodes by " + k, Fix: "remove the key"})
+		}
+	}
+	for _, k := range v1alpha2.SortedKeys(s.Pod.NodeAffinity) {
+		if slices.Contains(p.NodeSelector.ForbiddenKeys, k) {
+			rs = append(rs, Refusal{Key: "policy.nodeSelector.forbiddenKeys", Field: pod.Child("nodeAffinity").Key(k),
+				Why: "the platform does not let MiniClusters choose nodes by " + k, Fix: "remove the key"})
+		}
+	}
+	rs = append(rs, checkMetadata(p, s.Pod.Labels, pod.Child("labels"), "label")...)
+	rs = append(rs, checkMetadata(p, s.Pod.Annotations, pod.Child("annotations"), "annotation")...)
+	rs = append(rs, checkMetadata(p, s.JobLabels, field.NewPath("spec", "jobLabels"), "label")...)
+	for _, c := range containers(mc) {
+		for _, k := range v1alpha2.SortedKeys(c.c.Volumes) {
+			if d := c.c.Volumes[k].CSIDriver; d != "" && !v1beta1.Allows(p.CSIDrivers, d) {
+				rs = append(rs, Refusal{Key: "policy.csiDrivers", Field: c.path.Child("volumes").Key(k).Child("csiDriver"),
+					Why: fmt.Sprintf("inline volumes of the CSI driver %q are not allowed (%s): the driver makes of the attributes whatever it makes", d, list(p.CSIDrivers)),
+					Fix: "use a PersistentVolumeClaim (claimName) the platform provisions, or " + askPlatform + " to allow the driver"})
+			}
+		}
+	}
+	return rs
+}
+
+// checkSize refuses more pods than the policy's maximum. A new MiniCluster
+// is judged on the most it may ever run (max(size, maxSize)); a running
+// one only on a size above what runs now.
+func checkSize(p v1beta1.Policy, mc *v1alpha2.MiniCluster, running int32) Refusals {
+	s := &mc.Spec
+	max := p.MaxSize
+	fix := fmt.Sprintf("ask for at most %d pods, or %s to raise policy.maxSize", max, askPlatform)
+	if running > 0 {
+		if size := s.SizeValue(); size > max && size > running {
+			return Refusals{{Key: "policy.maxSize", Field: field.NewPath("spec", "size"),
+				Why: fmt.Sprintf("%d pods are more than the platform's maximum of %d (the %d running keep running)", size, max, running), Fix: fix}}
+		}
+		return nil
+	}
+	if m := mc.Status.MaximumSize; m > 0 {
+		// Created earlier, under another policy: only the size counts.
+		if size := s.SizeValue(); size > max {
+			return Refusals{{Key: "policy.maxSize", Field: field.NewPath("spec", "size"),
+				Why: fmt.Sprintf("%d pods are more than the platform's maximum of %d", size, max), Fix: fix}}
+		}
+		return nil
+	}
+	if s.SizeValue() > max {
+		return Refusals{{Key: "policy.maxSize", Field: field.NewPath("spec", "size"),
+			Why: fmt.Sprintf("%d pods are more than the platform's maximum of %d", s.SizeValue(), max), Fix: fix}}
+	}
+	if s.MaxSize > max {
+		return Refusals{{Key: "policy.maxSize", Field: field.NewPath("spec", "maxSize"),
+			Why: fmt.Sprintf("%d pods are more than the platform's maximum of %d", s.MaxSize, max), Fix: fix}}
+	}
+	return nil
+}
+
+func checkMetadata(p v1beta1.Policy, m map[string]string, path *field.Path, what string) Refusals {
+	var rs Refusals
+	for _, k := range v1alpha2.SortedKeys(m) {
+		for _, prefix := range p.Metadata.ForbiddenPrefixes {
+			if prefix != "" && strings.HasPrefix(k, prefix) {
+				rs = append(rs, Refusal{Key: "policy.metadata.forbiddenPrefixes", Field: path.Key(k),
+					Why: fmt.Sprintf("%s keys starting with %s are the platform's", what, prefix), Fix: "use a key of your own domain"})
+				break
+			}
+		}
+	}
+	return rs
+}
+
+// forbiddenToleration tells whether t tolerates a forbidden taint, and
+// which.
+func forbiddenToleration(forbidden []string, t v1alpha2.Toleration) (string, bool) {
+	keys := make([]string, 0, len(forbidden))
+	for _, k := range forbidden {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "", false
+	}
+	if t.Key == "" {
+		return strings.Join(keys, ", "), true
+	}
+	return t.Key, slices.Contains(keys, t.Key)
+}
+
+// Lookups are the objects of the MiniCluster's namespace the policy needs
+// to decide.
+type Lookups struct {
+	// ServiceAccount the pods run as, when its name alone does not
+	// decide.
+	ServiceAccount string
+	// Secrets the claim reads, by name, when their names alone do not
+	// decide, sorted.
+	Secrets []string
+	// Namespace: its labels decide NodePorts.
+	Namespace bool
+}
+
+// Needs says which objects decide the rest of the policy for mc. p must
+// be Effective; platformPullSecrets are the pull secrets the platform adds,
+// which need no decision.
+func Needs(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platformPullSecrets []string) Lookups {
+	var l Lookups
+	if sa := serviceAccount(mc); !v1beta1.Allows(p.ServiceAccounts.Names, sa) {
+		l.ServiceAccount = sa
+	}
+	seen := map[string]bool{}
+	for _, r := range secretRefs(mc, platformPullSecrets) {
+		if !seen[r.name] && !v1beta1.Allows(p.Secrets.Names, r.name) {
+			seen[r.name] = true
+			l.Secrets = append(l.Secrets, r.name)
+		}
+	}
+	sort.Strings(l.Secrets)
+	l.Namespace = composesNodePort(mc) && !p.NodePorts.Allowed
+	return l
+}
+
+// Cluster is what the cluster holds of the objects Needs named.
+type Cluster struct {
+	// NamespaceLabels of the MiniCluster's namespace.
+	NamespaceLabels map[string]string
+	// ServiceAccount's labels; nil when it does not exist.
+	ServiceAccount map[string]string
+	// Secrets' labels by name; absent when the Secret does not exist.
+	Secrets map[string]map[string]string
+}
+
+// CheckCluster decides, with what the cluster holds, what Needs named.
+func CheckCluster(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platformPullSecrets []string, c Cluster) Refusals {
+	l := Needs(p, mc, platformPullSecrets)
+	var rs Refusals
+	labelFix := fmt.Sprintf("label it %s=%s", v1beta1.LabelAllowed, v1beta1.AllowedValue)
+	if sa := l.ServiceAccount; sa != "" && !v1beta1.LabelledAllowed(c.ServiceAccount) {
+		why := fmt.Sprintf("ServiceAccount %q is not labelled %s=%s, nor one of policy.serviceAccounts.names (%s): pods run with its rights", sa, v1beta1.LabelAllowed, v1beta1.AllowedValue, list(p.ServiceAccounts.Names))
+		if c.ServiceAccount == nil {
+			why = fmt.Sprintf("ServiceAccount %q does not exist in namespace %s, and is not one of policy.serviceAccounts.names (%s)", sa, mc.Namespace, list(p.ServiceAccounts.Names))
+		}
+		rs = append(rs, Refusal{Key: "policy.serviceAccounts", Field: field.NewPath("spec", "pod", "serviceAccountName"), Why: why,
+			Fix: "remove it to run as the namespace's default ServiceAccount, or " + askPlatform + " to " + labelFix})
+	}
+	wanted := map[string]bool{}
+	for _, s := range l.Secrets {
+		wanted[s] = true
+	}
+	// One refusal a Secret, at its first reference.
+	for _, r := range secretRefs(mc, platformPullSecrets) {
+		if !wanted[r.name] {
+			continue
+		}
+		wanted[r.name] = false
+		labels, ok := c.Secrets[r.name]
+		if ok && v1beta1.LabelledAllowed(labels) {
+			continue
+		}
+		why := fmt.Sprintf("Secret %q is not labelled %s=%s, nor one of policy.secrets.names (%s)", r.name, v1beta1.LabelAllowed, v1beta1.AllowedValue, list(p.Secrets.Names))
+		if !ok {
+			why = fmt.Sprintf("Secret %q does not exist in namespace %s, and is not one of policy.secrets.names (%s)", r.name, mc.Namespace, list(p.Secrets.Names))
+		}
+		rs = append(rs, Refusal{Key: "policy.secrets", Field: r.path, Why: why, Fix: askPlatform + " to " + labelFix})
+	}
+	if l.Namespace && !p.NodePorts.NodePortsAllowed(c.NamespaceLabels) {
+		rs = append(rs, Refusal{Key: "policy.nodePorts", Field: field.NewPath("spec", "flux", "bursting", "clusters"),
+			Why: fmt.Sprintf("the root of a burst opens a NodePort on every node of the cluster, which namespace %s is not labelled for (%s=%s)", mc.Namespace, v1beta1.LabelNodePorts, v1beta1.AllowedValue),
+			Fix: askPlatform + " to label the namespace, or leave out spec.flux.bursting.clusters"})
+	}
+	return rs
+}
+
+// serviceAccount is the ServiceAccount the pods run as.
+func serviceAccount(mc *v1alpha2.MiniCluster) string {
+	if sa := mc.Spec.Pod.ServiceAccountName; sa != "" {
+		return sa
+	}
+	return "default"
+}
+
+// composesNodePort tells whether mc opens a NodePort: the root of a burst.
+// (internal/plan.ComposesLeadBroker says the same for rendering; this
+// package does not import the planner.)
+func composesNodePort(mc *v1alpha2.MiniCluster) bool {
+	b := &mc.Spec.Flux.Bursting
+	return len(b.Clusters) > 0 && b.LeadBroker == nil
+}
+
+type secretRef struct {
+	name string
+	path *field.Path
+}
+
+// secretRefs are the Secrets mc reads, in claim order: environment
+// variables, volumes, image pull secrets and the CURVE certificate. Its own
+// certificate Secret (<name>-curve-cert, which the function composes or the
+// burst controller copies) and the platform's pull secrets are not among
+// them.
+func secretRefs(mc *v1alpha2.MiniCluster, platformPullSecrets []string) []secretRef {
+	own := mc.Name + "-curve-cert"
+	var out []secretRef
+	add := func(name string, p *field.Path) {
+		if name != "" && name != own && !slices.Contains(platformPullSecrets, name) {
+			out = append(out, secretRef{name: name, path: p})
+		}
+	}
+	for _, c := range containers(mc) {
+		for _, k := range v1alpha2.SortedKeys(c.c.Secrets) {
+			add(c.c.Secrets[k].Name, c.path.Child("secrets").Key(k).Child("name"))
+		}
+		for _, k := range v1alpha2.SortedKeys(c.c.Volumes) {
+			add(c.c.Volumes[k].SecretName, c.path.Child("volumes").Key(k).Child("secretName"))
+		}
+		add(c.c.ImagePullSecret, c.path.Child("imagePullSecret"))
+	}
+	add(mc.Spec.Flux.Container.ImagePullSecret, field.NewPath("spec", "flux", "container", "imagePullSecret"))
+	add(mc.Spec.Flux.CurveCertSecret, field.NewPath("spec", "flux", "curveCertSecret"))
+	return out
+}
+
+type container struct {
+	c    *v1alpha2.MiniClusterContainer
+	path *field.Path
+}
+
+// containers are the containers and service containers of mc with their
+// claim paths.
+func containers(mc *v1alpha2.MiniCluster) []container {
+	var out []container
+	for i := range mc.Spec.Containers {
+		out = append(out, container{&mc.Spec.Containers[i], field.NewPath("spec", "containers").Index(i)})
+	}
+	for i := range mc.Spec.Services {
+		out = append(out, container{&mc.Spec.Services[i].MiniClusterContainer, field.NewPath("spec", "services").Index(i)})
+	}
+	return out
+}
+
+// list names the allowed names in a message.
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return "allowed: " + strings.Join(names, ", ")
+}
