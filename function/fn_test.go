@@ -271,7 +271,13 @@ func TestRunFunctionKeepsObservedCertificate(t *testing.T) {
 }
 
 func TestRunFunctionUserCertificateSecret(t *testing.T) {
-	rsp := run(t, req(xr(`{"size":2,"flux":{"curveCertSecret":"shared-curve"},"containers":[{"image":"x","command":"hostname"}]}`, ""), nil, ""))
+	// The policy lets a claim read the Secret once the platform labels it.
+	rsp, err := driver.RunRequest(context.Background(), New(WithRandom(entropy())),
+		req(xr(`{"size":2,"flux":{"curveCertSecret":"shared-curve"},"containers":[{"image":"x","command":"hostname"}]}`, ""), nil, ""),
+		[]*unstructured.Unstructured{object("Secret", "shared-curve", allowed)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := rsp.GetDesired().GetResources()["curve-cert"]; ok {
 		t.Errorf("with flux.curveCertSecret the function must not compose its own Secret")
 	}

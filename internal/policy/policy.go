@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
@@ -86,7 +87,7 @@ func Enforce(p v1beta1.Policy, mc *v1alpha2.MiniCluster) Refusals {
 				Fix: "remove the key or include " + want})
 		}
 	}
-	if max := p.MaxDeadlineSeconds; max > 0 && s.DeadlineSeconds != nil && *s.DeadlineSeconds > max {
+	if max := p.MaxDeadlineSeconds; max > 0 && !defaultDeadline(s) && *s.DeadlineSeconds > max {
 		rs = append(rs, Refusal{Key: "policy.maxDeadlineSeconds", Field: field.NewPath("spec", "deadlineSeconds"),
 			Why: fmt.Sprintf("%d is longer than the platform's maximum of %d seconds", *s.DeadlineSeconds, max),
 			Fix: fmt.Sprintf("set it to at most %d, or leave it out to get the maximum", max)})
@@ -105,10 +106,17 @@ func Enforce(p v1beta1.Policy, mc *v1alpha2.MiniCluster) Refusals {
 			s.Pod.Tolerations = append(s.Pod.Tolerations, t)
 		}
 	}
-	if max := p.MaxDeadlineSeconds; max > 0 && s.DeadlineSeconds == nil {
-		s.DeadlineSeconds = &max
+	if max := p.MaxDeadlineSeconds; max > 0 && defaultDeadline(s) && max < v1alpha2.DefaultDeadlineSeconds {
+		s.DeadlineSeconds = ptr.To(max)
 	}
 	return nil
+}
+
+// defaultDeadline tells whether the deadline is the API's default: the
+// schema fills it in before the function sees the claim, so a claim that
+// asked for that very value is taken as one that asked for none.
+func defaultDeadline(s *v1alpha2.MiniClusterSpec) bool {
+	return s.DeadlineSeconds == nil || *s.DeadlineSeconds == v1alpha2.DefaultDeadlineSeconds
 }
 
 // Check refuses what the claim alone shows the policy does not allow.

@@ -1,6 +1,7 @@
 package function
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -29,34 +30,59 @@ func namespace(labels ...string) *fnv1.Resources {
 // nonRootSpec is hello-world whose runner runs as uid 1000.
 const nonRootSpec = `{"size":4,"logging":{"quiet":true},"containers":[{"image":"rockylinux:9","command":"echo hello world","securityContext":{"runAsUser":1000,"runAsGroup":1000}}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`
 
-func TestRunFunctionPodSecurity(t *testing.T) {
+func TestRunFunctionAdmission(t *testing.T) {
 	type want struct {
 		asked    bool     // the Namespace is a requirement
 		composed bool     // desired resources
 		fatal    []string // parts of the Fatal result and the Valid=False message
+		policy   bool     // Valid=False's reason is Policy
 		warnings []string // parts of one warning
 		normal   []string // parts of one Normal result
 	}
 	cases := map[string]struct {
 		reason   string
 		spec     string
+		input    string
 		observed map[string]string
 		ns       *fnv1.Resources // nil: Crossplane has not answered yet
 		want     want
 	}{
 		"FirstCall": {
-			reason: "Before Crossplane answers, the function asks for the Namespace and composes as usual.",
+			reason: "Before Crossplane answers, the function asks for the Namespace and composes nothing: Crossplane calls again at once with the answer and uses only that response.",
 			ns:     nil,
-			want:   want{asked: true, composed: true},
+			want:   want{asked: true, composed: false},
 		},
 		"NamespaceNotFound": {
-			reason: "Crossplane found no Namespace (it is being created): nothing to check against.",
+			reason: "Crossplane found no Namespace (it is being created): the platform's default level applies, which hello-world passes.",
 			ns:     &fnv1.Resources{},
 			want:   want{asked: true, composed: true},
 		},
 		"Unlabelled": {
-			reason: "A namespace without Pod Security labels is privileged.",
+			reason: "A namespace without Pod Security labels gets the policy's default level, baseline, which hello-world passes.",
 			ns:     namespace(),
+			want:   want{asked: true, composed: true},
+		},
+		"UnlabelledPrivileged": {
+			reason: "A privileged container in a namespace without labels: the policy's default level refuses it, naming the policy key, the field and the label that would allow it; nothing composed.",
+			spec:   `{"size":2,"containers":[{"image":"rockylinux:9","command":"echo hi","securityContext":{"privileged":true}}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`,
+			ns:     namespace(),
+			want: want{asked: true, policy: true, fatal: []string{
+				"refused by the platform's policy (policy.podSecurity.defaultLevel: baseline, for namespace tenant-a, which has no pod-security.kubernetes.io/enforce label)",
+				"privileged", "set spec.containers[0].securityContext.privileged",
+				"label the namespace pod-security.kubernetes.io/enforce=privileged", "nothing was composed or changed",
+			}},
+		},
+		"UnlabelledPrivilegedPermissive": {
+			reason: "The permissive policy's default level is privileged: as the Flux Operator, the namespace's own labels alone decide.",
+			spec:   `{"size":2,"containers":[{"image":"rockylinux:9","command":"echo hi","securityContext":{"privileged":true}}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`,
+			input:  `{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","policy":{"podSecurity":{"defaultLevel":"privileged"}}}`,
+			ns:     namespace(),
+			want:   want{asked: true, composed: true},
+		},
+		"LabelledPrivileged": {
+			reason: "A namespace labelled privileged by whoever administers it wins over the policy's default level.",
+			spec:   `{"size":2,"pod":{"hostPID":true},"containers":[{"image":"rockylinux:9","command":"echo hi","securityContext":{"privileged":true}}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`,
+			ns:     namespace("enforce=privileged"),
 			want:   want{asked: true, composed: true},
 		},
 		"BaselineDefault": {
@@ -84,7 +110,7 @@ func TestRunFunctionPodSecurity(t *testing.T) {
 		"WarnBaselinePrivileged": {
 			reason: "warn gives a warning naming the field; the MiniCluster is composed.",
 			spec:   `{"size":2,"logging":{"quiet":true},"containers":[{"image":"rockylinux:9","command":"echo hi","securityContext":{"privileged":true}}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`,
-			ns:     namespace("warn=baseline", "warn-version=v1.33"),
+			ns:     namespace("enforce=privileged", "warn=baseline", "warn-version=v1.33"),
 			want: want{asked: true, composed: true, warnings: []string{
 				"Pod Security warn=baseline:v1.33 (label pod-security.kubernetes.io/warn), which warns about the MiniCluster's pods: the broker pods: privileged",
 				"set spec.containers[0].securityContext.privileged",
@@ -93,7 +119,7 @@ func TestRunFunctionPodSecurity(t *testing.T) {
 		"AuditHostIPC": {
 			reason: "audit gives a Normal event naming the field.",
 			spec:   `{"size":2,"logging":{"quiet":true},"pod":{"hostIPC":true},"containers":[{"image":"rockylinux:9","command":"echo hi"}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`,
-			ns:     namespace("audit=baseline"),
+			ns:     namespace("enforce=privileged", "audit=baseline"),
 			want:   want{asked: true, composed: true, normal: []string{"audits the MiniCluster's pods: the broker pods: host namespaces (hostIPC=true): set spec.pod.hostIPC"}},
 		},
 		"ServicesPod": {
@@ -130,11 +156,15 @@ func TestRunFunctionPodSecurity(t *testing.T) {
 			if spec == "" {
 				spec = helloSpec
 			}
-			r := req(xr(spec, ""), tc.observed, "")
+			r := req(xr(spec, ""), tc.observed, tc.input)
 			if tc.ns != nil {
 				r.RequiredResources = map[string]*fnv1.Resources{requiredNamespace: tc.ns}
 			}
-			rsp := run(t, r)
+			// One call, with what Crossplane answered (or not yet).
+			rsp, err := New(WithRandom(entropy())).RunFunction(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
 			sel, asked := rsp.GetRequirements().GetResources()[requiredNamespace]
 			if asked != tc.want.asked {
 				t.Fatalf("%s\nasked for the Namespace: %t, want %t", tc.reason, asked, tc.want.asked)
@@ -148,7 +178,7 @@ func TestRunFunctionPodSecurity(t *testing.T) {
 			if got := len(rsp.GetDesired().GetResources()) > 0; got != tc.want.composed {
 				t.Errorf("%s\ncomposed %t, want %t", tc.reason, got, tc.want.composed)
 			}
-			var fatal, valid string
+			var fatal, valid, reason string
 			var warnings, normals []string
 			for _, res := range rsp.GetResults() {
 				switch res.GetSeverity() {
@@ -162,7 +192,7 @@ func TestRunFunctionPodSecurity(t *testing.T) {
 			}
 			for _, c := range rsp.GetConditions() {
 				if c.GetType() == ConditionValid && c.GetStatus() == fnv1.Status_STATUS_CONDITION_FALSE {
-					valid = c.GetMessage()
+					valid, reason = c.GetMessage(), c.GetReason()
 				}
 			}
 			if len(tc.want.fatal) == 0 && (fatal != "" || valid != "") {
@@ -172,6 +202,9 @@ func TestRunFunctionPodSecurity(t *testing.T) {
 				if !strings.Contains(fatal, part) || !strings.Contains(valid, part) {
 					t.Errorf("%s\nFatal %q and Valid=False %q, want both to contain %q", tc.reason, fatal, valid, part)
 				}
+			}
+			if tc.want.policy && reason != ReasonPolicy {
+				t.Errorf("%s\nValid=False reason %q, want %q", tc.reason, reason, ReasonPolicy)
 			}
 			checkOne(t, tc.reason, "warning", warnings, tc.want.warnings)
 			checkOne(t, tc.reason, "Normal result", normals, tc.want.normal)
