@@ -184,7 +184,11 @@ func Wrap(crd *extv1.CustomResourceDefinition) (*xpv1.CompositeResourceDefinitio
 			ClaimNames:            claimNames(),
 			Scope:                 &scope,
 			DefaultCompositionRef: &xpv1.CompositionReference{Name: CompositionName},
-			Versions:              []xpv1.CompositeResourceDefinitionVersion{v},
+			// The Composition carries the platform's policy (its function
+			// input): a claim that picked another Composition, or none of
+			// the function's, would escape it (docs/security.md).
+			EnforcedCompositionRef: &xpv1.CompositionReference{Name: CompositionName},
+			Versions:               []xpv1.CompositeResourceDefinitionVersion{v},
 		},
 	}, nil
 }
@@ -214,6 +218,8 @@ func WrapV2(crd *extv1.CustomResourceDefinition) (*xpv2.CompositeResourceDefinit
 			Names:                 *names,
 			Scope:                 xpv2.CompositeResourceScopeNamespaced,
 			DefaultCompositionRef: &xpv2.CompositionReference{Name: CompositionName},
+			// As in Wrap: the policy lives in the Composition.
+			EnforcedCompositionRef: &xpv2.CompositionReference{Name: CompositionName},
 			Versions: []xpv2.CompositeResourceDefinitionVersion{{
 				Name:                     v.Name,
 				Served:                   v.Served,
