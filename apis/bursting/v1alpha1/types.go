@@ -87,10 +87,36 @@ type BurstObservation struct {
 	CurveCertSecret string `json:"curveCertSecret,omitempty"`
 }
 
+// BurstSpec spells out crossplane-runtime's ManagedResourceSpec rather
+// than embedding it: that type defaults providerConfigRef to the
+// ClusterProviderConfig "default", so a Burst that named no config would
+// silently use whatever the platform team called "default" (typically the
+// provider's own identity). A Burst must name its config.
+
 // BurstSpec is the desired state of a Burst.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.providerConfigRef)",message="spec.providerConfigRef is required: name a ProviderConfig of this namespace (kind: ProviderConfig, a kubeconfig Secret of your own) or a ClusterProviderConfig the platform team made for this namespace (kind: ClusterProviderConfig); there is no implicit default"
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="spec.providerConfigRef.kind must be ProviderConfig or ClusterProviderConfig"
 type BurstSpec struct {
-	xpv2.ManagedResourceSpec `json:",inline"`
-	ForProvider              BurstParameters `json:"forProvider"`
+	// WriteConnectionSecretToReference is unused (a Burst has no
+	// connection details); kept for the managed resource contract.
+	// +optional
+	WriteConnectionSecretToReference *xpv2.LocalSecretReference `json:"writeConnectionSecretToRef,omitempty"`
+
+	// ProviderConfigReference names the config that says how to reach the
+	// target cluster: a ProviderConfig of the Burst's namespace, or a
+	// ClusterProviderConfig whose allowedNamespaces or namespaceSelector
+	// admit the Burst's namespace. Required: there is no default.
+	// +optional
+	ProviderConfigReference *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
+	// ManagementPolicies specify the array of actions Crossplane is allowed
+	// to take on the managed and external resources.
+	// +optional
+	// +kubebuilder:default={"*"}
+	ManagementPolicies xpv2.ManagementPolicies `json:"managementPolicies,omitempty"`
+
+	ForProvider BurstParameters `json:"forProvider"`
 }
 
 // BurstStatus is the observed state of a Burst.
@@ -129,13 +155,63 @@ type BurstList struct {
 	Items           []Burst `json:"items"`
 }
 
-// ProviderConfigSpec says how to reach the target cluster.
+// ProviderConfigSpec says how Bursts of the ProviderConfig's namespace
+// reach their target cluster: with a kubeconfig in a Secret of that
+// namespace, and only so. The provider's own identity (InjectedIdentity)
+// is the platform team's to hand out, through a ClusterProviderConfig that
+// names the namespaces it serves and may write.
+//
+// +kubebuilder:validation:XValidation:rule="self.credentials.source == 'Secret'",message="a namespaced ProviderConfig reaches a cluster only with a kubeconfig Secret of its own namespace (credentials.source: Secret, credentials.secretRef): the provider's own identity (InjectedIdentity, None) is the platform team's to grant; ask them for a ClusterProviderConfig that allows this namespace"
+// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'Secret' || has(self.credentials.secretRef)",message="credentials.source Secret needs credentials.secretRef: the name and key of a Secret of this namespace holding the target cluster's kubeconfig"
 type ProviderConfigSpec struct {
-	// Credentials for the target cluster: a kubeconfig in a Secret
-	// (source: Secret, secretRef), or InjectedIdentity for the cluster the
-	// controller runs in, with the controller's own service account (None
-	// is an alias of InjectedIdentity, kept for configs written before it).
+	// Credentials for the target cluster: a kubeconfig in a Secret of the
+	// ProviderConfig's own namespace (source: Secret, secretRef; whatever
+	// secretRef.namespace says, the Secret is read from the
+	// ProviderConfig's namespace). The kubeconfig must carry its
+	// credentials inline: one that reads a file, runs a program or names
+	// a proxy is refused.
 	Credentials ProviderCredentials `json:"credentials"`
+}
+
+// ClusterProviderConfigSpec says how Bursts of the namespaces it allows
+// reach their target cluster, and where they may write there.
+//
+// +kubebuilder:validation:XValidation:rule="self.credentials.source != 'Secret' || has(self.credentials.secretRef)",message="credentials.source Secret needs credentials.secretRef: the namespace, name and key of a Secret holding the target cluster's kubeconfig"
+type ClusterProviderConfigSpec struct {
+	// Credentials for the target cluster: InjectedIdentity for the
+	// cluster the controller runs in, with the controller's own service
+	// account (None is an alias of InjectedIdentity, kept for configs
+	// written before it), or a kubeconfig in a Secret (source: Secret,
+	// secretRef with its namespace).
+	Credentials ProviderCredentials `json:"credentials"`
+
+	// AllowedNamespaces are the namespaces whose Bursts may use this
+	// config. A Burst of any other namespace (and not matched by
+	// namespaceSelector) is refused: with neither field set, no Burst may
+	// use it.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=63
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+
+	// NamespaceSelector admits, besides allowedNamespaces, the Bursts of
+	// every namespace whose labels it matches (an empty selector, {},
+	// matches every namespace). The provider gets the Burst's namespace
+	// to check it.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// TargetNamespaces are the namespaces of the target cluster a Burst
+	// using this config may write its burst MiniCluster and certificate
+	// Secret in. Empty: the Burst's own namespace only.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=63
+	TargetNamespaces []string `json:"targetNamespaces,omitempty"`
 }
 
 // ProviderCredentials of the target cluster.
@@ -177,20 +253,24 @@ type ProviderConfigList struct {
 	Items           []ProviderConfig `json:"items"`
 }
 
-// A ClusterProviderConfig says how Bursts in any namespace reach their
-// target cluster.
+// A ClusterProviderConfig says how Bursts of the namespaces it allows reach
+// their target cluster, and which target namespaces they may write: the
+// platform team's way to lend the provider's own identity
+// (InjectedIdentity) or a kubeconfig of theirs to tenants.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,flux}
 // +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
+// +kubebuilder:printcolumn:name="NAMESPACES",type="string",JSONPath=".spec.allowedNamespaces"
+// +kubebuilder:printcolumn:name="TARGETS",type="string",JSONPath=".spec.targetNamespaces"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 type ClusterProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ProviderConfigSpec   `json:"spec"`
-	Status ProviderConfigStatus `json:"status,omitempty"`
+	Spec   ClusterProviderConfigSpec `json:"spec"`
+	Status ProviderConfigStatus      `json:"status,omitempty"`
 }
 
 // ClusterProviderConfigList is a list of ClusterProviderConfigs.

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
@@ -403,77 +402,6 @@ func TestExternalAddressOverride(t *testing.T) {
 	}
 	if b.Status.AtProvider.Address != "lead.example.org" {
 		t.Errorf("address %q, want the override", b.Status.AtProvider.Address)
-	}
-}
-
-func TestConnect(t *testing.T) {
-	kubeconfig := []byte("apiVersion: v1\nkind: Config\n")
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "target-kubeconfig", Namespace: "hpc"}, Data: map[string][]byte{"kubeconfig": kubeconfig}}
-	same := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceNone}}}
-	remote := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "cloud", Namespace: "hpc"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{
-		Source: xpv2.CredentialsSourceSecret,
-		CommonCredentialSelectors: xpv2.CommonCredentialSelectors{SecretRef: &xpv2.SecretKeySelector{
-			SecretReference: xpv2.SecretReference{Name: "target-kubeconfig", Namespace: "hpc"}, Key: "kubeconfig",
-		}},
-	}}}
-	targetClient := localClient(t)
-	cases := map[string]struct {
-		reason     string
-		ref        *xpv2.ProviderConfigReference
-		wantTarget string // "local", "remote" or "" for an error
-		wantErr    string
-	}{
-		"DefaultSameCluster": {reason: "No reference means ClusterProviderConfig default (source None, the alias of InjectedIdentity).", wantTarget: "local"},
-		"InjectedIdentity": {
-			reason: "InjectedIdentity is the cluster the controller runs in, with its own service account.",
-			ref:    &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "injected"}, wantTarget: "local",
-		},
-		"Remote": {
-			reason: "A Secret source reads the kubeconfig and builds a client from it.",
-			ref:    &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "cloud"}, wantTarget: "remote",
-		},
-		"Missing": {
-			reason: "A missing provider config names the reference.",
-			ref:    &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "nope"}, wantErr: "spec.providerConfigRef",
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			injected := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "injected"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}
-			local := localClient(t, secret, same, remote, injected)
-			var gotConfig []byte
-			c := &connector{
-				kube:  local,
-				usage: resource.ModernTrackerFn(func(context.Context, resource.ModernManaged) error { return nil }),
-				clientFor: func(kc []byte) (client.Client, error) {
-					gotConfig = kc
-					return targetClient, nil
-				},
-			}
-			b := newBurst()
-			b.SetProviderConfigReference(tc.ref)
-			ec, err := c.Connect(context.Background(), b)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("%s\nConnect error %v, want one containing %q", tc.reason, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("%s\nConnect: %v", tc.reason, err)
-			}
-			e := ec.(*external)
-			switch tc.wantTarget {
-			case "local":
-				if e.target != local {
-					t.Errorf("%s\nthe target is not the local cluster", tc.reason)
-				}
-			case "remote":
-				if e.target != targetClient || string(gotConfig) != string(kubeconfig) {
-					t.Errorf("%s\nthe target client was not built from the Secret's kubeconfig", tc.reason)
-				}
-			}
-		})
 	}
 }
 

@@ -4,14 +4,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,6 +24,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -42,56 +48,226 @@ type connector struct {
 	clientFor ClientFor
 }
 
-// Connect resolves the Burst's provider config: InjectedIdentity (or its
-// alias None) means the cluster the controller runs in, with its own service
-// account; Secret a kubeconfig in a Secret.
+// Connect resolves the Burst's provider config and decides whether the
+// Burst may use it, before anything reaches a target:
+//
+//   - spec.providerConfigRef must be set: there is no implicit default
+//     (which would hand every namespace whatever the platform team called
+//     "default", typically the provider's own identity);
+//   - a namespaced ProviderConfig reaches a cluster only with a kubeconfig
+//     Secret of its own namespace: secretRef.namespace is overridden with
+//     the ProviderConfig's namespace, as Crossplane's own providers do
+//     (crossplane-runtime's ExtractSecret takes it as written), and
+//     InjectedIdentity/None are refused (the CRD refuses them too);
+//   - a ClusterProviderConfig serves only the namespaces its
+//     allowedNamespaces or namespaceSelector admit, and lets them write
+//     only its targetNamespaces (by default the Burst's own namespace);
+//   - a kubeconfig is refused if it would make the provider read its own
+//     files, run a program or use a proxy (UnsafeKubeconfig).
+//
+// A refused Burst that is being deleted gets a client that reports nothing
+// in the target, so it can go: the provider does nothing with an identity
+// the Burst may not use, not even delete.
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 	b, ok := mg.(*v1alpha1.Burst)
 	if !ok {
 		return nil, errors.New(errNotBurst)
 	}
+	cr, err := c.resolve(ctx, b)
+	if refused := (*refusal)(nil); errors.As(err, &refused) && meta.WasDeleted(b) {
+		return nothing{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	if err := c.usage.Track(ctx, b); err != nil {
 		return nil, errors.Wrap(err, "cannot track provider config usage")
 	}
-	ref := b.GetProviderConfigReference()
-	if ref == nil {
-		ref = &xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: "default"}
+	if cr.secret == nil {
+		return &external{local: c.kube, target: c.kube}, nil
 	}
-	var spec v1alpha1.ProviderConfigSpec
+	kubeconfig, err := c.kubeconfig(ctx, cr)
+	if refused := (*refusal)(nil); errors.As(err, &refused) && meta.WasDeleted(b) {
+		return nothing{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	target, err := c.clientFor(kubeconfig)
+	if err != nil {
+		return nil, errors.Wrapf(err, "cannot build a client for the target cluster from the kubeconfig in key %q of Secret %s/%s (%s)", cr.secret.Key, cr.secret.Namespace, cr.secret.Name, cr.from)
+	}
+	return &external{local: c.kube, target: target}, nil
+}
+
+// credentials are how a Burst may reach its target: with the provider's
+// own identity (secret nil) or a kubeconfig in a Secret.
+type credentials struct {
+	secret *xpv2.SecretKeySelector
+	from   string // the config field that named the Secret, for messages
+}
+
+// A refusal is a Connect error that says the Burst may not do what it asks
+// (as opposed to something missing or unreachable): a fix of the Burst, its
+// config or its Secret is needed, not a retry.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+func refuse(format string, args ...any) error {
+	return &refusal{msg: fmt.Sprintf(format, args...)}
+}
+
+// resolve reads the Burst's provider config and checks that the Burst may
+// use it as it asks.
+func (c *connector) resolve(ctx context.Context, b *v1alpha1.Burst) (*credentials, error) {
+	ref := b.GetProviderConfigReference()
+	if ref == nil || ref.Name == "" {
+		return nil, refuse("spec.providerConfigRef is not set: name a ProviderConfig of namespace %s with a kubeconfig Secret (kind: ProviderConfig), or a ClusterProviderConfig the platform team made for this namespace (kind: ClusterProviderConfig); there is no default", b.Namespace)
+	}
 	switch ref.Kind {
 	case v1alpha1.ProviderConfigKind:
 		pc := &v1alpha1.ProviderConfig{}
 		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: ref.Name}, pc); err != nil {
 			return nil, errors.Wrapf(err, "cannot get ProviderConfig %s/%s (spec.providerConfigRef)", b.Namespace, ref.Name)
 		}
-		spec = pc.Spec
-	case v1alpha1.ClusterProviderConfigKind, "":
+		return namespacedCredentials(pc)
+	case v1alpha1.ClusterProviderConfigKind:
 		pc := &v1alpha1.ClusterProviderConfig{}
 		if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return nil, errors.Wrapf(err, "cannot get ClusterProviderConfig %s (spec.providerConfigRef): create one, with credentials.source InjectedIdentity to burst into this cluster", ref.Name)
+			return nil, errors.Wrapf(err, "cannot get ClusterProviderConfig %s (spec.providerConfigRef): ask the platform team for one that allows namespace %s, or use a ProviderConfig of this namespace with a kubeconfig Secret", ref.Name, b.Namespace)
 		}
-		spec = pc.Spec
+		if err := c.admits(ctx, pc, b.Namespace); err != nil {
+			return nil, err
+		}
+		if err := mayWrite(pc, b); err != nil {
+			return nil, err
+		}
+		return clusterCredentials(pc)
 	default:
-		return nil, errors.Errorf("spec.providerConfigRef.kind %q is neither ProviderConfig nor ClusterProviderConfig", ref.Kind)
-	}
-
-	switch spec.Credentials.Source {
-	case xpv2.CredentialsSourceInjectedIdentity, xpv2.CredentialsSourceNone:
-		return &external{local: c.kube, target: c.kube}, nil
-	case xpv2.CredentialsSourceSecret:
-		kubeconfig, err := resource.CommonCredentialExtractor(ctx, spec.Credentials.Source, c.kube, spec.Credentials.CommonCredentialSelectors)
-		if err != nil {
-			return nil, errors.Wrap(err, "cannot read the target cluster's kubeconfig from the provider config's Secret")
-		}
-		target, err := c.clientFor(kubeconfig)
-		if err != nil {
-			return nil, errors.Wrap(err, "cannot build a client for the target cluster from the provider config's kubeconfig")
-		}
-		return &external{local: c.kube, target: target}, nil
-	default:
-		return nil, errors.Errorf("credentials.source %q is not supported: use InjectedIdentity or Secret", spec.Credentials.Source)
+		return nil, refuse("spec.providerConfigRef.kind %q is neither ProviderConfig nor ClusterProviderConfig", ref.Kind)
 	}
 }
+
+// namespacedCredentials are a namespaced ProviderConfig's: a Secret of its
+// own namespace, whatever secretRef.namespace says, and never the
+// provider's own identity.
+func namespacedCredentials(pc *v1alpha1.ProviderConfig) (*credentials, error) {
+	from := fmt.Sprintf("spec.credentials.secretRef of ProviderConfig %s/%s", pc.Namespace, pc.Name)
+	switch cr := pc.Spec.Credentials; cr.Source {
+	case xpv2.CredentialsSourceSecret:
+		if cr.SecretRef == nil {
+			return nil, refuse("ProviderConfig %s/%s: credentials.source Secret needs credentials.secretRef, the name and key of a Secret of namespace %s holding the target cluster's kubeconfig", pc.Namespace, pc.Name, pc.Namespace)
+		}
+		sel := *cr.SecretRef
+		sel.Namespace = pc.Namespace
+		return &credentials{secret: &sel, from: from}, nil
+	case xpv2.CredentialsSourceInjectedIdentity, xpv2.CredentialsSourceNone:
+		return nil, refuse("ProviderConfig %s/%s: credentials.source %s is refused for a namespaced ProviderConfig: it would lend the provider's own identity to whoever may write ProviderConfigs in namespace %s. Use credentials.source Secret with a kubeconfig Secret of this namespace, or ask the platform team for a ClusterProviderConfig that allows this namespace (and set spec.providerConfigRef.kind: ClusterProviderConfig)", pc.Namespace, pc.Name, cr.Source, pc.Namespace)
+	default:
+		return nil, refuse("ProviderConfig %s/%s: credentials.source %q is not supported: use Secret", pc.Namespace, pc.Name, cr.Source)
+	}
+}
+
+// clusterCredentials are a ClusterProviderConfig's: the provider's own
+// identity, or a Secret where the platform team says.
+func clusterCredentials(pc *v1alpha1.ClusterProviderConfig) (*credentials, error) {
+	switch cr := pc.Spec.Credentials; cr.Source {
+	case xpv2.CredentialsSourceInjectedIdentity, xpv2.CredentialsSourceNone:
+		return &credentials{}, nil
+	case xpv2.CredentialsSourceSecret:
+		if cr.SecretRef == nil {
+			return nil, refuse("ClusterProviderConfig %s: credentials.source Secret needs credentials.secretRef", pc.Name)
+		}
+		sel := *cr.SecretRef
+		return &credentials{secret: &sel, from: "spec.credentials.secretRef of ClusterProviderConfig " + pc.Name}, nil
+	default:
+		return nil, refuse("ClusterProviderConfig %s: credentials.source %q is not supported: use InjectedIdentity or Secret", pc.Name, cr.Source)
+	}
+}
+
+// admits tells whether a ClusterProviderConfig serves the Bursts of
+// namespace ns: ns is in its allowedNamespaces, or its namespaceSelector
+// matches ns's labels. Neither set: no namespace.
+func (c *connector) admits(ctx context.Context, pc *v1alpha1.ClusterProviderConfig, ns string) error {
+	if slices.Contains(pc.Spec.AllowedNamespaces, ns) {
+		return nil
+	}
+	if pc.Spec.NamespaceSelector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(pc.Spec.NamespaceSelector)
+		if err != nil {
+			return refuse("ClusterProviderConfig %s: spec.namespaceSelector is invalid (%v): ask the platform team to fix it", pc.Name, err)
+		}
+		n := &corev1.Namespace{}
+		if err := c.kube.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
+			return errors.Wrapf(err, "cannot get namespace %s to match it against ClusterProviderConfig %s's spec.namespaceSelector", ns, pc.Name)
+		}
+		if sel.Matches(klabels.Set(n.Labels)) {
+			return nil
+		}
+	}
+	return refuse("ClusterProviderConfig %s (spec.providerConfigRef) does not allow Bursts of namespace %s: ask the platform team to add it to the config's spec.allowedNamespaces (or label it to match spec.namespaceSelector), or use a ProviderConfig of this namespace with a kubeconfig Secret", pc.Name, ns)
+}
+
+// mayWrite tells whether a Burst using a ClusterProviderConfig may write
+// in its spec.forProvider.targetNamespace: one of the config's
+// targetNamespaces, or, if it lists none, the Burst's own namespace.
+func mayWrite(pc *v1alpha1.ClusterProviderConfig, b *v1alpha1.Burst) error {
+	target := b.Spec.ForProvider.TargetNamespace
+	allowed := pc.Spec.TargetNamespaces
+	if len(allowed) == 0 {
+		allowed = []string{b.Namespace}
+	}
+	if slices.Contains(allowed, target) {
+		return nil
+	}
+	if len(pc.Spec.TargetNamespaces) == 0 {
+		return refuse("spec.forProvider.targetNamespace %q: ClusterProviderConfig %s lists no spec.targetNamespaces, so its Bursts write only in their own namespace (%s): set targetNamespace: %s, or ask the platform team to add %s to the config's spec.targetNamespaces", target, pc.Name, b.Namespace, b.Namespace, target)
+	}
+	return refuse("spec.forProvider.targetNamespace %q is not one of ClusterProviderConfig %s's spec.targetNamespaces (%s): use one of those, or ask the platform team to add it", target, pc.Name, strings.Join(pc.Spec.TargetNamespaces, ", "))
+}
+
+// kubeconfig reads the kubeconfig a config names, one Secret by one get
+// (the provider caches no Secrets), and refuses it if it reads the
+// provider's files, runs a program or names a proxy.
+func (c *connector) kubeconfig(ctx context.Context, cr *credentials) ([]byte, error) {
+	ref := cr.secret
+	s := &corev1.Secret{}
+	if err := c.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
+		return nil, errors.Wrapf(err, "cannot get Secret %s/%s (%s; a namespaced ProviderConfig's Secret is always read from the ProviderConfig's own namespace)", ref.Namespace, ref.Name, cr.from)
+	}
+	data := s.Data[ref.Key]
+	if len(data) == 0 {
+		return nil, errors.Errorf("Secret %s/%s has no key %q (%s): put the target cluster's kubeconfig there", ref.Namespace, ref.Name, ref.Key, cr.from)
+	}
+	if _, err := UnsafeKubeconfig(data); err != nil {
+		return nil, refuse("cannot use the kubeconfig in key %q of Secret %s/%s (%s): %v", ref.Key, ref.Namespace, ref.Name, cr.from, err)
+	}
+	return data, nil
+}
+
+// nothing is the external client of a refused Burst being deleted: it
+// reports that nothing exists in the target, so the reconciler removes the
+// Burst's finalizer without the provider acting for it.
+type nothing struct{}
+
+func (nothing) Observe(context.Context, resource.Managed) (managed.ExternalObservation, error) {
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+func (nothing) Create(context.Context, resource.Managed) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, errors.New("a refused Burst creates nothing")
+}
+
+func (nothing) Update(context.Context, resource.Managed) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, errors.New("a refused Burst updates nothing")
+}
+
+func (nothing) Delete(context.Context, resource.Managed) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (nothing) Disconnect(context.Context) error { return nil }
 
 // TargetScheme is what the controller reads and writes in a target.
 func TargetScheme() (*runtime.Scheme, error) {
@@ -131,11 +307,8 @@ func NewClientFor(s *runtime.Scheme) ClientFor {
 		if c, ok := cache[key]; ok {
 			return c, nil
 		}
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+		cfg, err := RESTConfigFromKubeconfig(kubeconfig)
 		if err != nil {
-			return nil, err
-		}
-		if err := selfContained(cfg); err != nil {
 			return nil, err
 		}
 		cfg.Timeout = 30 * time.Second
@@ -149,20 +322,6 @@ func NewClientFor(s *runtime.Scheme) ClientFor {
 		cache[key] = c
 		return c, nil
 	}
-}
-
-// selfContained refuses a kubeconfig whose credentials come from a program
-// (an exec plugin such as gke-gcloud-auth-plugin or aws eks get-token, or a
-// legacy auth provider): the provider's image has no such programs, so the
-// client would fail on every request with a less helpful error.
-func selfContained(cfg *rest.Config) error {
-	switch {
-	case cfg.ExecProvider != nil:
-		return errors.Errorf("the kubeconfig gets its credentials from the program %q (an exec plugin), which the provider's image does not contain: use a kubeconfig with a token, e.g. of a ServiceAccount in the target cluster (docs/bursting.md)", cfg.ExecProvider.Command)
-	case cfg.AuthProvider != nil:
-		return errors.Errorf("the kubeconfig uses the auth provider %q, which the provider does not support: use a kubeconfig with a token, e.g. of a ServiceAccount in the target cluster (docs/bursting.md)", cfg.AuthProvider.Name)
-	}
-	return nil
 }
 
 // Setup adds the Burst controller and the controllers of its provider

@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -34,14 +32,18 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 )
 
-// sameCluster is the default ClusterProviderConfig: the target is the
-// cluster the controller runs in.
+// sameCluster is a ClusterProviderConfig whose target is the cluster the
+// controller runs in, for Bursts of namespace hpc writing in cloud.
 func sameCluster() *v1alpha1.ClusterProviderConfig {
-	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity}}}
+	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Credentials:       v1alpha1.ProviderCredentials{Source: xpv2.CredentialsSourceInjectedIdentity},
+		AllowedNamespaces: []string{"hpc"},
+		TargetNamespaces:  []string{"cloud"},
+	}}
 }
 
 // managedBurst is a Burst as the API server holds it after its first
-// reconcile: with the provider config reference and management policies its
+// reconcile: with a provider config reference, the management policies its
 // schema defaults, and the reconciler's finalizer (adding it rewrites the
 // object, which drops the status of that first pass).
 func managedBurst() *v1alpha1.Burst {
@@ -160,6 +162,18 @@ func TestReconcile(t *testing.T) {
 			funcs:  noMatch,
 			want:   want{created: false, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, ReasonTargetLacksAPI}, requeue: waitPoll, msgContains: "install Crossplane and the MiniCluster Configuration"},
 		},
+		"RefusedTargetNamespace": {
+			reason: "A target namespace the ClusterProviderConfig does not allow is Synced=False, naming the field, and nothing is created anywhere.",
+			burst:  func(b *v1alpha1.Burst) { b.Spec.ForProvider.TargetNamespace = "kube-system" },
+			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
+			want:   want{created: false, synced: condition{corev1.ConditionFalse, xpv2.ReasonReconcileError}, msgContains: `connect failed: spec.forProvider.targetNamespace "kube-system" is not one of ClusterProviderConfig default's spec.targetNamespaces (cloud)`},
+		},
+		"RefusedNoProviderConfigRef": {
+			reason: "A Burst stored without spec.providerConfigRef (before the CRD required it) is Synced=False, saying to set it.",
+			burst:  func(b *v1alpha1.Burst) { b.SetProviderConfigReference(nil) },
+			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
+			want:   want{created: false, synced: condition{corev1.ConditionFalse, xpv2.ReasonReconcileError}, msgContains: "spec.providerConfigRef is not set"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -260,36 +274,23 @@ func TestProviderConfigInUse(t *testing.T) {
 	}
 }
 
-func TestSelfContained(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		cfg    *rest.Config
-		want   string
-	}{
-		"Token": {
-			reason: "A kubeconfig with a token (a ServiceAccount's) works.",
-			cfg:    &rest.Config{BearerToken: "t"},
-		},
-		"ExecPlugin": {
-			reason: "A cloud exec plugin is not in the provider's image: say so and what to use instead.",
-			cfg:    &rest.Config{ExecProvider: &clientcmdExec},
-			want:   `the kubeconfig gets its credentials from the program "gke-gcloud-auth-plugin" (an exec plugin), which the provider's image does not contain: use a kubeconfig with a token, e.g. of a ServiceAccount in the target cluster (docs/bursting.md)`,
-		},
+// TestDeleteRefused checks that a Burst the provider refuses can be
+// deleted: the provider does nothing for it, not even delete, and nothing
+// holds its finalizer.
+func TestDeleteRefused(t *testing.T) {
+	b := managedBurst()
+	b.Spec.ForProvider.TargetNamespace = "kube-system"
+	b.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+	c := apiClient(t, nil, sameCluster(), b)
+	r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
+	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}}); err != nil {
+		t.Fatalf("Reconcile: %v", err)
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := ""
-			if err := selfContained(tc.cfg); err != nil {
-				got = err.Error()
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("%s\nselfContained: -want, +got:\n%s", tc.reason, diff)
-			}
-		})
+	got := &v1alpha1.Burst{}
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}, got); err == nil {
+		t.Errorf("the refused Burst is still there: finalizers %v, Synced %s", got.GetFinalizers(), got.GetCondition(xpv2.TypeSynced).Message)
 	}
 }
-
-var clientcmdExec = clientcmdapi.ExecConfig{Command: "gke-gcloud-auth-plugin", APIVersion: "client.authentication.k8s.io/v1beta1"}
 
 // TestDeleteWhileTargetLacksAPI checks that a Burst whose target does not
 // serve the MiniCluster API can be deleted: it cannot have made anything
