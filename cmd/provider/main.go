@@ -1,6 +1,8 @@
 // Command provider runs the MiniCluster burst controller: it realises Burst
 // resources as burst MiniCluster claims in target clusters. It also labels
-// every broker pod job-index=<its index>, as the Flux Operator does.
+// the broker pods of MiniClusters that ask for it (pod label
+// flux-framework.org/job-index: "true") job-index=<its index>, as the Flux
+// Operator does.
 package main
 
 import (
@@ -9,9 +11,12 @@ import (
 
 	"github.com/alecthomas/kong"
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -33,7 +38,7 @@ type CLI struct {
 	LeaderElectionNS       string        `default:"crossplane-system" env:"POD_NAMESPACE" help:"Namespace of the leader election lease."`
 	MetricsBindAddress     string        `default:":8080" help:"Address of the Prometheus metrics endpoint."`
 	HealthProbeBindAddress string        `default:":8081" help:"Address of the health and readiness probes."`
-	JobIndex               bool          `default:"true" help:"Label every MiniCluster broker pod job-index=<its index>, as the Flux Operator does (a Service selecting job-index: \"0\" reaches the lead broker); needs patch on pods." negatable:""`
+	JobIndex               bool          `default:"true" help:"Label the broker pods of MiniClusters that ask for it (spec.pod.labels flux-framework.org/job-index: \"true\") job-index=<its index>, as the Flux Operator does (a Service selecting job-index: \"0\" reaches the lead broker); watches only those pods, needs list, watch and patch on pods." negatable:""`
 }
 
 // Run starts the manager and blocks.
@@ -56,15 +61,29 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return errors.Wrap(err, "cannot get Kubernetes config")
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                     s,
+	// Least privilege, and least held: the provider reads Secrets (a
+	// kubeconfig a config names, a root's certificate), namespaces (a
+	// ClusterProviderConfig's namespaceSelector), the root's lead broker
+	// Service, pod and node one by one with get (or, for the lead pod, a
+	// list in the Burst's namespace by label), so it caches none of them:
+	// no informer lists and watches every Secret or pod of the cluster, and
+	// its ClusterRole needs get on them and nothing cluster-wide more but
+	// the lead pod's list (docs/bursting.md). The one pod informer is
+	// job-index's, restricted by the API server to pods that opted in.
+	opts := ctrl.Options{
+		Scheme: s,
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{
+			&corev1.Secret{}, &corev1.Namespace{}, &corev1.Pod{}, &corev1.Service{}, &corev1.Node{},
+		}}},
+		Cache:                      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: jobindex.PodCache()}},
 		LeaderElection:             c.LeaderElection,
 		LeaderElectionID:           "minicluster-burst-controller",
 		LeaderElectionNamespace:    c.LeaderElectionNS,
 		LeaderElectionResourceLock: "leases",
 		Metrics:                    metricsserver.Options{BindAddress: c.MetricsBindAddress},
 		HealthProbeBindAddress:     c.HealthProbeBindAddress,
-	})
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return errors.Wrap(err, "cannot create controller manager")
 	}

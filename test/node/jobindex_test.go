@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -113,7 +115,8 @@ func startProviderAs(t *testing.T, cp *harness.ControlPlane) {
 }
 
 // TestJobIndexSelectsLead runs upstream's bursting NodePort Service,
-// selecting job-index: "0", next to a MiniCluster: with the provider
+// selecting job-index: "0", next to a MiniCluster that opts in to job-index
+// (spec.pod.labels flux-framework.org/job-index: "true"): with the provider
 // installed (as burst-rbac.yaml's service account), every broker pod
 // carries job-index=<its index>, and the Service's EndpointSlice holds the
 // lead broker's address and no other.
@@ -127,7 +130,14 @@ func TestJobIndexSelectsLead(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustKubectl(t, cp, "apply", "-n", ns, "-f", svc)
-	mustKubectl(t, cp, "apply", "-f", manifest(t, "interactive", ns, nil))
+	// job-index is opt-in, per MiniCluster: the provider watches and
+	// labels only the pods that carry flux-framework.org/job-index: "true".
+	optIn := func(mc map[string]any) {
+		if err := unstructured.SetNestedField(mc, "true", "spec", "pod", "labels", "flux-framework.org/job-index"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustKubectl(t, cp, "apply", "-f", manifest(t, "interactive", ns, optIn))
 	mustKubectl(t, cp, "wait", "minicluster/flux-sample", "-n", ns, "--for=condition=Ready", "--timeout=5m")
 
 	eventually(t, time.Minute, "every broker pod labelled job-index=<its index>", func() error {

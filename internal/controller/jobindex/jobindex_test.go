@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,7 @@ func broker(i string) map[string]string {
 	return map[string]string{
 		"app": "flux-operator", "app.kubernetes.io/name": "flux-sample", "hpa-selector": "flux-sample",
 		"job-name": "flux-sample", "batch.kubernetes.io/job-completion-index": i,
+		"flux-framework.org/job-index": "true",
 	}
 }
 
@@ -66,6 +68,16 @@ func TestReconcile(t *testing.T) {
 			labels: without(broker("1"), "hpa-selector"),
 			want:   without(broker("1"), "hpa-selector"),
 		},
+		"NotOptedIn": {
+			reason: "A broker pod of a MiniCluster that did not ask for job-index (no flux-framework.org/job-index: \"true\" in spec.pod.labels) is left alone.",
+			labels: without(broker("0"), "flux-framework.org/job-index"),
+			want:   without(broker("0"), "flux-framework.org/job-index"),
+		},
+		"OptInNotTrue": {
+			reason: "Only the value \"true\" opts in.",
+			labels: with(broker("0"), "flux-framework.org/job-index", "false"),
+			want:   with(broker("0"), "flux-framework.org/job-index", "false"),
+		},
 		"ServicesPod": {
 			reason: "The services pod has no completion index: it gets no job-index.",
 			labels: without(broker("0"), "batch.kubernetes.io/job-completion-index"),
@@ -82,7 +94,7 @@ func TestReconcile(t *testing.T) {
 				b = b.WithObjects(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: tc.labels}})
 			}
 			c := b.Build()
-			r := &Reconciler{Client: c, Log: logging.NewNopLogger()}
+			r := &Reconciler{Reader: c, Client: c, Log: logging.NewNopLogger()}
 			key := types.NamespacedName{Namespace: "ns", Name: "p"}
 			if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
 				t.Fatalf("%s\nReconcile: %v", tc.reason, err)
@@ -102,5 +114,22 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("%s\nlabels: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestPodCache checks that the pod cache holds only pods that opted in.
+func TestPodCache(t *testing.T) {
+	sel := PodCache().Label
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{broker("0"), true},
+		{without(broker("0"), "flux-framework.org/job-index"), false},
+		{map[string]string{"app": "nginx"}, false},
+	} {
+		if got := sel.Matches(labels.Set(tc.labels)); got != tc.want {
+			t.Errorf("pod cache selector %q matches %v: %t, want %t", sel, tc.labels, got, tc.want)
+		}
 	}
 }
