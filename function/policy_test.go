@@ -30,7 +30,7 @@ func object(kind, name string, labels ...string) *unstructured.Unstructured {
 	u.SetLabels(l)
 	if kind == "Secret" {
 		// Data the function must never repeat.
-		u.Object["data"] = map[string]any{"token": "c2VjcmV0LXRva2VuLXZhbHVl"}
+		u.Object["data"] = map[string]any{"token": "c2VjcmV0LXRva2VuLXZhbHVl"} //nolint:gosec // G101: a test value the messages must never repeat
 	}
 	return u
 }
@@ -166,8 +166,8 @@ func TestRunFunctionPolicy(t *testing.T) {
 			want:   want{refused: []string{"spec.deadlineSeconds: refused by the platform's policy (policy.maxDeadlineSeconds)"}},
 		},
 		"PermissivePolicy": {
-			reason: "The Flux Operator's behaviour, for a platform that moves first: everything above is allowed.",
-			spec:   `{"size":2,"pod":{"serviceAccountName":"builder","automountServiceAccountToken":true,"schedulerName":"fluence","tolerations":[{"operator":"Exists"}]},"flux":{"bursting":{"clusters":[{"name":"burst","size":2}]}},"containers":[{"image":"x","command":"hostname","securityContext":{"privileged":true},"secrets":{"A":{"name":"db","key":"k"}}}]}`,
+			reason:  "The Flux Operator's behaviour, for a platform that moves first: everything above is allowed.",
+			spec:    `{"size":2,"pod":{"serviceAccountName":"builder","automountServiceAccountToken":true,"schedulerName":"fluence","tolerations":[{"operator":"Exists"}]},"flux":{"bursting":{"clusters":[{"name":"burst","size":2}]}},"containers":[{"image":"x","command":"hostname","securityContext":{"privileged":true},"secrets":{"A":{"name":"db","key":"k"}}}]}`,
 			input:   permissiveInput,
 			cluster: []*unstructured.Unstructured{object("Secret", "db"), object("ServiceAccount", "builder")},
 		},

@@ -104,7 +104,7 @@ func TestNeeds(t *testing.T) {
 				s.Pod.ServiceAccountName = "runner"
 				s.Containers[0].ImagePullSecret = "platform-pull"
 				s.Containers[0].Secrets = map[string]v1alpha2.Secret{"A": {Name: "db", Key: "k"}, "B": {Name: "api", Key: "k"}}
-				s.Containers[0].Volumes = map[string]v1alpha2.ContainerVolume{"c": {SecretName: "flux-sample-curve-cert", Path: "/c"}, "d": {SecretName: "db", Path: "/d"}}
+				s.Containers[0].Volumes = map[string]v1alpha2.ContainerVolume{"c": {SecretName: "flux-sample-curve-cert", Path: "/c"}, "d": {SecretName: "db", Path: "/d"}} //nolint:gosec // G101: Secret names, not credentials
 				s.Flux.Bursting.Clusters = []v1alpha2.BurstedCluster{{Name: "b", Size: 1}}
 			}),
 			want: Lookups{ServiceAccount: "runner", Secrets: []string{"api", "db"}, Namespace: true},
