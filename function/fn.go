@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/types/known/durationpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -109,6 +110,10 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	mc, ns, err := Decode(oxr.Resource.UnstructuredContent())
 	if err != nil {
 		fatal(rsp, err)
+		return rsp, nil
+	}
+	if msg := pinnedRevision(oxr.Resource.UnstructuredContent()); msg != "" {
+		refuse(rsp, msg)
 		return rsp, nil
 	}
 	if errs := in.Defaults.ValidateFluxViews(); len(errs) > 0 {
@@ -298,6 +303,27 @@ func refuse(rsp *fnv1.RunFunctionResponse, msg string) {
 	}
 	response.Fatal(rsp, errors.New(msg))
 	response.ConditionFalse(rsp, ConditionValid, ReasonPolicy).WithMessage(msg).TargetCompositeAndClaim()
+}
+
+// pinnedRevision refuses a MiniCluster that picks its own revision of the
+// Composition. The XRDs enforce the Composition, whose function input is
+// the platform's policy; a revision pinned by hand (compositionUpdatePolicy
+// Manual with a compositionRevisionRef) or picked by labels
+// (compositionRevisionSelector, e.g. an old revision's hash) would run the
+// Composition's input of another time, such as a policy since tightened.
+// Crossplane keeps these fields at the top of a claim's spec (and copies
+// them to its composite), and under spec.crossplane of a v2 composite.
+func pinnedRevision(xr map[string]any) string {
+	for _, base := range [][]string{{"spec"}, {"spec", "crossplane"}} {
+		path := strings.Join(base, ".")
+		if p, _, _ := unstructured.NestedString(xr, append(base, "compositionUpdatePolicy")...); p == "Manual" {
+			return fmt.Sprintf("%s.compositionUpdatePolicy: refused by the platform's policy (the Composition the XRD enforces): Manual keeps a revision of the Composition, and of its policy, that the platform may since have replaced; remove it (Automatic follows the platform's Composition)", path)
+		}
+		if sel, ok, _ := unstructured.NestedFieldNoCopy(xr, append(base, "compositionRevisionSelector")...); ok && sel != nil {
+			return fmt.Sprintf("%s.compositionRevisionSelector: refused by the platform's policy (the Composition the XRD enforces): a selector can pick an earlier revision of the Composition, and of its policy; remove it", path)
+		}
+	}
+	return ""
 }
 
 // runningPods is the number of pods the observed Job runs (its

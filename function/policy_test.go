@@ -241,3 +241,47 @@ const permissiveInput = `{"apiVersion":"minicluster.fn.flux-framework.org/v1beta
 "podSecurity":{"defaultLevel":"privileged"},"serviceAccounts":{"names":["*"],"automountToken":true},"secrets":{"names":["*"]},
 "nodePorts":{"allowed":true},"maxSize":1000000,"csiDrivers":["*"],"runtimeClasses":["*"],"schedulers":["*"],
 "tolerations":{"forbiddenKeys":[]},"metadata":{"forbiddenPrefixes":[]}}}`
+
+func TestRunFunctionPinnedRevision(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		xr     string
+		want   string // part of the refusal; "" composed
+	}{
+		"Automatic": {
+			reason: "Following the platform's Composition (Crossplane's own revision reference included) is fine.",
+			xr:     xr(`{"size":2,"compositionUpdatePolicy":"Automatic","compositionRevisionRef":{"name":"miniclusters-abc"},"containers":[{"image":"x","command":"hostname"}]}`, ""),
+		},
+		"ManualClaim": {
+			reason: "A claim that pins a revision by hand could keep an old policy.",
+			xr:     xr(`{"size":2,"compositionUpdatePolicy":"Manual","compositionRevisionRef":{"name":"miniclusters-old"},"containers":[{"image":"x","command":"hostname"}]}`, ""),
+			want:   "spec.compositionUpdatePolicy: refused by the platform's policy (the Composition the XRD enforces)",
+		},
+		"SelectorV2": {
+			reason: "A v2 composite that selects revisions by label (an old revision's hash) is refused too.",
+			xr: `{"apiVersion":"flux-framework.org/v1alpha2","kind":"MiniCluster","metadata":{"name":"flux-sample","namespace":"tenant-a"},
+"spec":{"size":2,"crossplane":{"compositionRevisionSelector":{"matchLabels":{"crossplane.io/composition-hash":"0ld"}}},"containers":[{"image":"x","command":"hostname"}]}}`,
+			want: "spec.crossplane.compositionRevisionSelector: refused by the platform's policy",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp, err := driver.RunRequest(context.Background(), New(WithRandom(entropy())), req(tc.xr, nil, ""), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fatal string
+			for _, r := range rsp.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+					fatal = r.GetMessage()
+				}
+			}
+			switch {
+			case tc.want == "" && fatal != "":
+				t.Errorf("%s\nrefused: %s", tc.reason, fatal)
+			case tc.want != "" && !strings.Contains(fatal, tc.want):
+				t.Errorf("%s\nFatal %q, want it to contain %q", tc.reason, fatal, tc.want)
+			}
+		})
+	}
+}
