@@ -53,6 +53,15 @@ import (
 // compositionInput is the input of the shipped Composition's pipeline step.
 const compositionInput = `{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","defaults":{}}`
 
+// maxScalingSize is the largest size the function composes in the same
+// time and bytes as size 4 (docs/performance.md), far above the default
+// policy's maximum (policy.maxSize, 1024): scalingInput raises it.
+const maxScalingSize = 10000
+
+// scalingInput is compositionInput with a platform's policy.maxSize of
+// maxScalingSize.
+var scalingInput = fmt.Sprintf(`{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","defaults":{},"policy":{"maxSize":%d}}`, maxScalingSize)
+
 // largestExample renders the most bytes of all examples (see
 // TestLargestExample).
 const largestExample = "flux-sidecar"
@@ -105,11 +114,22 @@ func created(tb testing.TB, xr *unstructured.Unstructured) map[string]any {
 	return mustStruct(tb, xr.Object).AsMap()
 }
 
-// firstRequest is the request of a claim's first reconcile: nothing
-// observed yet but the composite.
-func firstRequest(tb testing.TB, xr map[string]any) *fnv1.RunFunctionRequest {
+// example is a composite as Crossplane creates it for a claim, and the
+// platform it is composed in: the objects of the cluster Crossplane answers
+// the function's requirements from, and the input of the Composition's
+// step. For an example of examples/ both are what its cluster.yaml and
+// input.yaml say (driver.ExampleFixtures).
+type example struct {
+	xr      map[string]any
+	cluster []*unstructured.Unstructured
+	input   map[string]any
+}
+
+// requested is the request of the example's first reconcile: nothing
+// observed yet but the composite, and no required resources.
+func (ex example) requested(tb testing.TB) *fnv1.RunFunctionRequest {
 	tb.Helper()
-	req, err := driver.Request(&unstructured.Unstructured{Object: xr}, nil, mustJSONMap(tb, compositionInput))
+	req, err := driver.Request(&unstructured.Unstructured{Object: ex.xr}, nil, ex.input)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -117,19 +137,35 @@ func firstRequest(tb testing.TB, xr map[string]any) *fnv1.RunFunctionRequest {
 	return req
 }
 
+// firstRequest is the request of the last call of a claim's first
+// reconcile: nothing observed yet but the composite, and the resources the
+// function required, as Crossplane answers them from the example's
+// cluster (driver.Settle).
+func firstRequest(tb testing.TB, ex example) *fnv1.RunFunctionRequest {
+	tb.Helper()
+	req, rsp, err := driver.Settle(context.Background(), function.New(function.WithRandom(fixedEntropy{})), ex.requested(tb), ex.cluster)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if msg := fatalResult(rsp); msg != "" {
+		tb.Fatalf("first run: %s", msg)
+	}
+	return req
+}
+
 // steadyRequest is the request once everything exists and the brokers are
 // up: every resource the first response composed, as the API server
 // returns it, and the status the function reported.
-func steadyRequest(tb testing.TB, xr map[string]any) *fnv1.RunFunctionRequest {
+func steadyRequest(tb testing.TB, ex example) *fnv1.RunFunctionRequest {
 	tb.Helper()
 	// Fixed entropy: the same claim always has the same key, so requests
 	// (and benchmark results) are reproducible.
 	fn := function.New(function.WithRandom(fixedEntropy{}))
-	rsp, err := driver.RunRequest(context.Background(), fn, firstRequest(tb, xr), nil)
+	rsp, err := driver.RunRequest(context.Background(), fn, ex.requested(tb), ex.cluster)
 	if err != nil || fatalResult(rsp) != "" {
 		tb.Fatalf("first run: %v %s", err, fatalResult(rsp))
 	}
-	return observe(tb, xr, rsp)
+	return observe(tb, ex, rsp)
 }
 
 // fixedEntropy makes CURVE keys deterministic.
@@ -144,8 +180,9 @@ func (fixedEntropy) Read(p []byte) (int, error) {
 
 // observe is the request that follows rsp once Kubernetes made everything
 // rsp composed and the brokers are up.
-func observe(tb testing.TB, xr map[string]any, rsp *fnv1.RunFunctionResponse) *fnv1.RunFunctionRequest {
+func observe(tb testing.TB, ex example, rsp *fnv1.RunFunctionResponse) *fnv1.RunFunctionRequest {
 	tb.Helper()
+	xr := ex.xr
 	md := xr["metadata"].(map[string]any)
 	xrName := md["name"].(string)
 	labels := md["labels"].(map[string]any)
@@ -229,7 +266,7 @@ func observe(tb testing.TB, xr map[string]any, rsp *fnv1.RunFunctionResponse) *f
 	st["conditions"] = conds
 	oxr["status"] = st
 
-	req, err := driver.Request(&unstructured.Unstructured{Object: oxr}, observed, mustJSONMap(tb, compositionInput))
+	req, err := driver.Request(&unstructured.Unstructured{Object: oxr}, observed, ex.input)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -264,32 +301,44 @@ func fatalResult(rsp *fnv1.RunFunctionResponse) string {
 	return ""
 }
 
-// exampleXR is the composite of an example claim.
-func exampleXR(tb testing.TB, example string) map[string]any {
+// loadExample is an example claim's composite, in the platform its
+// cluster.yaml and input.yaml describe (the shipped Composition's input
+// when it has none).
+func loadExample(tb testing.TB, name string) example {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "examples", example, "claim.yaml"))
+	dir := filepath.Join("..", "examples", name)
+	b, err := os.ReadFile(filepath.Join(dir, "claim.yaml"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	mc, err := driver.ReadMiniCluster(b)
 	if err != nil {
-		tb.Fatalf("%s: %v", example, err)
+		tb.Fatalf("%s: %v", name, err)
 	}
 	xr, err := driver.Composite(mc)
 	if err != nil {
-		tb.Fatalf("%s: %v", example, err)
+		tb.Fatalf("%s: %v", name, err)
 	}
-	return created(tb, xr)
+	cluster, input, err := driver.ExampleFixtures(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if input == nil {
+		input = []byte(compositionInput)
+	}
+	return example{xr: created(tb, xr), cluster: cluster, input: mustJSONMap(tb, string(input))}
 }
 
-// sizedXR is hello-world with spec.size = spec.maxSize = size.
-func sizedXR(tb testing.TB, size int) map[string]any {
+// sizedExample is hello-world with spec.size = spec.maxSize = size, in a
+// platform whose policy allows maxScalingSize pods.
+func sizedExample(tb testing.TB, size int) example {
 	tb.Helper()
-	xr := exampleXR(tb, "hello-world")
-	spec := xr["spec"].(map[string]any)
+	ex := loadExample(tb, "hello-world")
+	spec := ex.xr["spec"].(map[string]any)
 	spec["size"] = float64(size)
 	spec["maxSize"] = float64(size)
-	return xr
+	ex.input = mustJSONMap(tb, scalingInput)
+	return ex
 }
 
 // call is one RunFunction as the gRPC server makes it: on a request of its
@@ -375,10 +424,10 @@ func exampleCases(b *testing.B) []benchCase {
 	b.Helper()
 	var out []benchCase
 	for _, ex := range benchExamples {
-		xr := exampleXR(b, ex)
+		e := loadExample(b, ex)
 		out = append(out,
-			benchCase{"example=" + ex + "/state=first", firstRequest(b, xr)},
-			benchCase{"example=" + ex + "/state=steady", steadyRequest(b, xr)},
+			benchCase{"example=" + ex + "/state=first", firstRequest(b, e)},
+			benchCase{"example=" + ex + "/state=steady", steadyRequest(b, e)},
 		)
 	}
 	return out
@@ -481,14 +530,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 // scalingSizes are the sizes of the scaling benchmark and test; 4 is the
 // reference (hello-world's size).
-var scalingSizes = []int{1, 4, 64, 1000, 10000}
+var scalingSizes = []int{1, 4, 64, 1000, maxScalingSize}
 
 // BenchmarkRunFunctionSize is steady-state RunFunction of hello-world with
 // size = maxSize = 1 ... 10000: time, allocations and response bytes must
 // not grow with size (host lists stay compressed).
 func BenchmarkRunFunctionSize(b *testing.B) {
 	for _, size := range scalingSizes {
-		req := steadyRequest(b, sizedXR(b, size))
+		req := steadyRequest(b, sizedExample(b, size))
 		b.Run("size="+strconv.Itoa(size), func(b *testing.B) { benchRun(b, req) })
 	}
 }
@@ -499,7 +548,7 @@ func TestLargestExample(t *testing.T) {
 	best, bestSize := "", 0
 	sizes := map[string]int{}
 	for _, ex := range exampleNames(t) {
-		_, rsp := encoded(t, steadyRequest(t, exampleXR(t, ex)))
+		_, rsp := encoded(t, steadyRequest(t, loadExample(t, ex)))
 		n := proto.Size(rsp)
 		sizes[ex] = n
 		if n > bestSize {
@@ -521,9 +570,9 @@ func TestResponseSizeFlat(t *testing.T) {
 	for _, state := range []string{"first", "steady"} {
 		sizes[state] = map[int]int{}
 		for _, size := range scalingSizes {
-			req := firstRequest(t, sizedXR(t, size))
+			req := firstRequest(t, sizedExample(t, size))
 			if state == "steady" {
-				req = steadyRequest(t, sizedXR(t, size))
+				req = steadyRequest(t, sizedExample(t, size))
 			}
 			_, rsp := encoded(t, req)
 			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp)
@@ -539,8 +588,8 @@ func TestResponseSizeFlat(t *testing.T) {
 		// "flux-sample-[0-3]") in the hostlist and broker.toml; numbers
 		// are doubles of fixed width in protobuf.
 		const slack = 8
-		if d := sizes[state][10000] - sizes[state][4]; d < 0 || d > slack {
-			t.Errorf("%s: response for size 10000 is %d bytes, for size 4 %d bytes: %+d, want at most %d more", state, sizes[state][10000], sizes[state][4], d, slack)
+		if d := sizes[state][maxScalingSize] - sizes[state][4]; d < 0 || d > slack {
+			t.Errorf("%s: response for size %d is %d bytes, for size 4 %d bytes: %+d, want at most %d more", state, maxScalingSize, sizes[state][maxScalingSize], sizes[state][4], d, slack)
 		}
 		t.Logf("%s: response bytes by size %v", state, sizes[state])
 	}
@@ -557,10 +606,10 @@ func TestRunFunctionDoesNotGrowHeap(t *testing.T) {
 	}
 	// A mix: first runs (a new key each), steady states, a large cluster.
 	calls := []*call{
-		newCall(firstRequest(t, exampleXR(t, "hello-world"))),
-		newCall(steadyRequest(t, exampleXR(t, "hello-world"))),
-		newCall(steadyRequest(t, exampleXR(t, largestExample))),
-		newCall(steadyRequest(t, sizedXR(t, 10000))),
+		newCall(firstRequest(t, loadExample(t, "hello-world"))),
+		newCall(steadyRequest(t, loadExample(t, "hello-world"))),
+		newCall(steadyRequest(t, loadExample(t, largestExample))),
+		newCall(steadyRequest(t, sizedExample(t, maxScalingSize))),
 	}
 	fn := function.New()
 	serve := func(from, to int) {
@@ -603,7 +652,7 @@ func TestRunFunctionConcurrent(t *testing.T) {
 	var reqs []*fnv1.RunFunctionRequest
 	var want [][]byte
 	for _, ex := range exampleNames(t) {
-		req := steadyRequest(t, exampleXR(t, ex))
+		req := steadyRequest(t, loadExample(t, ex))
 		_, rsp := encoded(t, req)
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rsp)
 		if err != nil {

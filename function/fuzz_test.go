@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +32,8 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// addExampleClaims adds every example claim to the seed corpus.
+// addExampleClaims adds every example claim to the seed corpus, with the
+// name of its example, whose platform it is composed in.
 func addExampleClaims(f *testing.F) {
 	f.Helper()
 	for _, ex := range exampleNames(f) {
@@ -39,8 +41,38 @@ func addExampleClaims(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b)
+		f.Add(b, ex)
 	}
+}
+
+// fuzzPlatforms are the platforms of the examples with fixtures
+// (cluster.yaml, input.yaml) by example name; any other name is a
+// namespace without labels and the shipped Composition's input.
+func fuzzPlatforms(tb testing.TB) map[string]example {
+	tb.Helper()
+	out := map[string]example{}
+	for _, name := range exampleNames(tb) {
+		if ex := loadExample(tb, name); ex.cluster != nil || !reflect.DeepEqual(ex.input, mustJSONMap(tb, compositionInput)) {
+			out[name] = example{cluster: ex.cluster, input: ex.input}
+		}
+	}
+	return out
+}
+
+// fuzzExample is the example Crossplane would compose for a claim
+// document in the platform of the example named platform, or false when
+// the document is nothing Crossplane could send.
+func fuzzExample(tb testing.TB, doc []byte, platforms map[string]example, platform string) (example, bool) {
+	xr, ok := fuzzComposite(tb, doc)
+	if !ok {
+		return example{}, false
+	}
+	ex, ok := platforms[platform]
+	if !ok {
+		ex = example{input: mustJSONMap(tb, compositionInput)}
+	}
+	ex.xr = xr
+	return ex, true
 }
 
 // fuzzComposite is the composite Crossplane would create for a claim
@@ -81,7 +113,9 @@ func fuzzComposite(tb testing.TB, doc []byte) (map[string]any, bool) {
 	return created(tb, xr), true
 }
 
-// FuzzRunFunction composes mutated claims. RunFunction must never panic
+// FuzzRunFunction composes mutated claims, each in the platform of an
+// example (its cluster.yaml and input.yaml; an unknown name: a namespace
+// without labels and the default policy). RunFunction must never panic
 // nor fail; it answers with a Fatal result and nothing composed, or with
 // the composed resources, whose every script passes bash -n. A second
 // reconcile, with everything observed, composes the same objects (a Job's
@@ -90,8 +124,9 @@ func fuzzComposite(tb testing.TB, doc []byte) (map[string]any, bool) {
 func FuzzRunFunction(f *testing.F) {
 	addExampleClaims(f)
 	for _, seed := range hostileSeeds() {
-		f.Add(seed)
+		f.Add(seed, "")
 	}
+	platforms := fuzzPlatforms(f)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		f.Skip("bash is not installed")
@@ -99,13 +134,13 @@ func FuzzRunFunction(f *testing.F) {
 	dir := f.TempDir()
 	checked := &sync.Map{} // script hash -> bash -n error text ("" when it passed)
 
-	f.Fuzz(func(t *testing.T, doc []byte) {
-		xr, ok := fuzzComposite(t, doc)
+	f.Fuzz(func(t *testing.T, doc []byte, platform string) {
+		ex, ok := fuzzExample(t, doc, platforms, platform)
 		if !ok {
 			return
 		}
 		fn := function.New(function.WithRandom(fixedEntropy{}))
-		rsp := fuzzRun(t, fn, firstRequest(t, xr))
+		rsp := fuzzRun(t, fn, ex.requested(t), ex.cluster)
 		if fatalResult(rsp) != "" {
 			return
 		}
@@ -120,7 +155,7 @@ func FuzzRunFunction(f *testing.F) {
 			}
 		}
 
-		again := fuzzRun(t, fn, observe(t, xr, rsp))
+		again := fuzzRun(t, fn, observe(t, ex, rsp), ex.cluster)
 		if msg := fatalResult(again); msg != "" {
 			t.Fatalf("the second reconcile failed: %s", msg)
 		}
@@ -183,11 +218,11 @@ func hostileSeeds() [][]byte {
 // they reach the scripts.
 func TestHostileSeedsCompose(t *testing.T) {
 	for i, seed := range hostileSeeds() {
-		xr, ok := fuzzComposite(t, seed)
+		ex, ok := fuzzExample(t, seed, nil, "")
 		if !ok {
 			t.Fatalf("seed %d is not a claim", i)
 		}
-		rsp, err := driver.RunRequest(context.Background(), function.New(function.WithRandom(fixedEntropy{})), firstRequest(t, xr), nil)
+		rsp, err := driver.RunRequest(context.Background(), function.New(function.WithRandom(fixedEntropy{})), ex.requested(t), ex.cluster)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,10 +232,11 @@ func TestHostileSeedsCompose(t *testing.T) {
 	}
 }
 
-// fuzzRun calls RunFunction and checks the shape of its answer.
-func fuzzRun(t *testing.T, fn *function.Function, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+// fuzzRun calls RunFunction as Crossplane does, answering its requirements
+// from cluster, and checks the shape of its answer.
+func fuzzRun(t *testing.T, fn *function.Function, req *fnv1.RunFunctionRequest, cluster []*unstructured.Unstructured) *fnv1.RunFunctionResponse {
 	t.Helper()
-	rsp, err := driver.RunRequest(context.Background(), fn, req, nil)
+	rsp, err := driver.RunRequest(context.Background(), fn, req, cluster)
 	if err != nil {
 		t.Fatalf("RunFunction returned an error, want results: %v", err)
 	}
@@ -263,7 +299,7 @@ func errText(err error) string {
 // labels and spec say.
 func FuzzDecode(f *testing.F) {
 	for _, ex := range exampleNames(f) {
-		b, err := json.Marshal(exampleXR(f, ex))
+		b, err := json.Marshal(loadExample(f, ex).xr)
 		if err != nil {
 			f.Fatal(err)
 		}

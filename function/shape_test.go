@@ -162,7 +162,8 @@ func createdV2(tb testing.TB, mc *unstructured.Unstructured) map[string]any {
 func TestRunFunctionShapes(t *testing.T) {
 	for _, ex := range exampleNames(t) {
 		t.Run(ex, func(t *testing.T) {
-			claims := exampleXR(t, ex)
+			e := loadExample(t, ex)
+			claims := e.xr
 			b, err := os.ReadFile(filepath.Join("..", "examples", ex, "claim.yaml"))
 			if err != nil {
 				t.Fatal(err)
@@ -179,11 +180,11 @@ func TestRunFunctionShapes(t *testing.T) {
 			for _, reconcile := range []string{"first", "steady"} {
 				rsps := map[string]*fnv1.RunFunctionResponse{}
 				for shape, xr := range map[string]map[string]any{"claims": claims, "v2": v2} {
-					req, err := driver.Request(&unstructured.Unstructured{Object: xr}, observed, mustJSONMap(t, compositionInput))
+					req, err := driver.Request(&unstructured.Unstructured{Object: xr}, observed, e.input)
 					if err != nil {
 						t.Fatal(err)
 					}
-					rsp, err := driver.RunRequest(context.Background(), function.New(function.WithRandom(fixedEntropy{})), req, nil)
+					rsp, err := driver.RunRequest(context.Background(), function.New(function.WithRandom(fixedEntropy{})), req, e.cluster)
 					if err != nil {
 						t.Fatal(err)
 					}

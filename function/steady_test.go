@@ -60,7 +60,7 @@ func writtenBack(tb testing.TB, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 	for _, r := range req.GetObserved().GetResources() {
 		observed = append(observed, &unstructured.Unstructured{Object: r.GetResource().AsMap()})
 	}
-	next, err := driver.Request(&unstructured.Unstructured{Object: xr}, observed, mustJSONMap(tb, compositionInput))
+	next, err := driver.Request(&unstructured.Unstructured{Object: xr}, observed, req.GetInput().AsMap())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -81,11 +81,11 @@ func writtenBack(tb testing.TB, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunct
 func TestSteadyStateIsAFixedPoint(t *testing.T) {
 	for _, ex := range exampleNames(t) {
 		t.Run(ex, func(t *testing.T) {
-			xr := exampleXR(t, ex)
+			e := loadExample(t, ex)
 			fn := function.New(function.WithRandom(fixedEntropy{}))
 			run := func(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 				t.Helper()
-				rsp, err := driver.RunRequest(context.Background(), fn, req, nil)
+				rsp, err := driver.RunRequest(context.Background(), fn, req, e.cluster)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -94,8 +94,8 @@ func TestSteadyStateIsAFixedPoint(t *testing.T) {
 				}
 				return rsp
 			}
-			first := run(firstRequest(t, xr))
-			req := observe(t, xr, first)
+			first := run(e.requested(t))
+			req := observe(t, e, first)
 			second := run(req)
 			third := run(writtenBack(t, req, second))
 			fourth := run(writtenBack(t, req, third))

@@ -299,11 +299,23 @@ func TestExamplesRenderAsBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			first := run(t, string(b), nil)
+			cluster, input, err := ExampleFixtures(filepath.Dir(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := Options{Claim: b, Cluster: cluster, Input: input}
+			first, err := Run(context.Background(), function.New(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if first.Fatal {
 				t.Fatalf("refused: %v", first.Results)
 			}
-			now := run(t, string(b), first.Objects)
+			o.Observed = first.Objects
+			now, err := Run(context.Background(), function.New(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			objs, err := ParseObjects(b)
 			if err != nil {
@@ -320,7 +332,7 @@ func TestExamplesRenderAsBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before, err := RunComposite(context.Background(), function.New(), xr, Options{Observed: first.Objects})
+			before, err := RunComposite(context.Background(), function.New(), xr, Options{Observed: first.Objects, Cluster: cluster, Input: input})
 			if err != nil {
 				t.Fatal(err)
 			}

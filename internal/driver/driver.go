@@ -103,31 +103,43 @@ const maxRequirementsIterations = 5
 // (found in cluster), and only the last response counts. A Fatal result
 // ends the loop, as it does in Crossplane.
 func RunRequest(ctx context.Context, fn Runner, req *fnv1.RunFunctionRequest, cluster []*unstructured.Unstructured) (*fnv1.RunFunctionResponse, error) {
+	_, rsp, err := Settle(ctx, fn, req, cluster)
+	return rsp, err
+}
+
+// Settle is RunRequest that also returns the request of the last call:
+// req with the resources the function required, as Crossplane sends it
+// once it has answered them (req itself when nothing was required). A
+// benchmark or a test of one call times or checks that request.
+func Settle(ctx context.Context, fn Runner, req *fnv1.RunFunctionRequest, cluster []*unstructured.Unstructured) (*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, error) {
 	var prev *fnv1.Requirements
 	for i := 0; ; i++ {
+		// The SDK's response shares the request's desired state: keep
+		// the request as it was sent.
+		sent := proto.Clone(req).(*fnv1.RunFunctionRequest)
 		rsp, err := fn.RunFunction(ctx, req)
 		if err != nil {
-			return nil, fmt.Errorf("function failed: %w", err)
+			return nil, nil, fmt.Errorf("function failed: %w", err)
 		}
 		for _, r := range rsp.GetResults() {
 			if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-				return rsp, nil
+				return sent, rsp, nil
 			}
 		}
 		reqs := rsp.GetRequirements()
 		if proto.Equal(reqs, prev) || len(reqs.GetResources()) == 0 {
-			return rsp, nil
+			return sent, rsp, nil
 		}
 		if i+1 >= maxRequirementsIterations {
-			return nil, fmt.Errorf("the function's requirements did not settle after %d calls", maxRequirementsIterations)
+			return nil, nil, fmt.Errorf("the function's requirements did not settle after %d calls", maxRequirementsIterations)
 		}
 		prev = reqs
-		req = proto.Clone(req).(*fnv1.RunFunctionRequest)
+		req = sent
 		req.RequiredResources = map[string]*fnv1.Resources{}
 		for name, sel := range reqs.GetResources() {
 			found, err := Find(cluster, sel)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			req.RequiredResources[name] = found
 		}

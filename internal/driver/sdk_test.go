@@ -102,7 +102,13 @@ spec:
     imagePullPolicy: ""
     command: hostname
 `
-	out, err := Run(context.Background(), function.New(), Options{Claim: []byte(claim)})
+	// The claim is the root of a burst: bursting-root's platform (its
+	// namespace labelled for NodePorts) lets it open one.
+	cluster, _, err := ExampleFixtures("../../examples/bursting-root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), function.New(), Options{Claim: []byte(claim), Cluster: cluster})
 	if err != nil {
 		t.Fatal(err)
 	}
