@@ -9,6 +9,10 @@ import (
 	"os"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
 	"github.com/flux-framework/minicluster-crossplane/function"
 	"github.com/flux-framework/minicluster-crossplane/internal/convert"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
@@ -73,11 +77,28 @@ func convertFiles(files []string, stdin io.Reader, stdout, stderr io.Writer) err
 	return err
 }
 
+// permissiveInput is the function input of a platform whose policy allows
+// what the Flux Operator allowed (v1beta1.PermissivePolicy).
+var permissiveInput = func() []byte {
+	b, err := yaml.Marshal(v1beta1.Input{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: "Input"},
+		Policy:   v1beta1.PermissivePolicy(),
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
 // checkClaim does to a converted claim what would happen to it on a
 // cluster: the API server's checks (schema, CEL), then the function,
-// in-process. The function's warnings come back as notes.
+// in-process. The platform's policy is not the claim's to fix: the claim
+// is checked under a policy that allows what the Flux Operator allowed,
+// and what the default policy would refuse until the platform provides it
+// (labels on the namespace, Secrets, a ServiceAccount, or a policy
+// allowing more) comes back as a note, with the function's warnings.
 func checkClaim(claim []byte) ([]string, error) {
-	out, err := driver.Run(context.Background(), function.New(), driver.Options{Claim: claim})
+	out, err := driver.Run(context.Background(), function.New(), driver.Options{Claim: claim, Input: permissiveInput})
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +116,17 @@ func checkClaim(claim []byte) ([]string, error) {
 	}
 	if out.Fatal {
 		return nil, errors.New("the function refuses it: " + strings.Join(fatal, "; "))
+	}
+	def, err := driver.Run(context.Background(), function.New(), driver.Options{Claim: claim})
+	if err != nil {
+		return nil, err
+	}
+	if def.Fatal {
+		for _, r := range def.Results {
+			if m, ok := strings.CutPrefix(r, "FATAL: "); ok {
+				warnings = append(warnings, "the default policy refuses it in a namespace without labels until the platform team allows it (as examples/*/cluster.yaml do): "+m)
+			}
+		}
 	}
 	return warnings, nil
 }

@@ -28,7 +28,8 @@ func (fixedEntropy) Read(p []byte) (int, error) {
 }
 
 // TestGoldens renders every example in-process, as minicluster render
-// does, and compares the objects and the function's results with
+// does, in the platform its fixtures describe (cluster.yaml for --cluster,
+// input.yaml for --input: driver.ExampleFixtures), and compares the objects and the function's results with
 // testdata/<example>.golden.yaml. It needs no tool build, so a change to
 // what the function composes shows here in seconds; test/render compares
 // the same examples through crossplane composition render. Both shapes
@@ -47,12 +48,25 @@ func TestGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// What the platform provides for the example, as the
+			// command's flags give it.
+			cluster, input, err := driver.ExampleFixtures(filepath.Dir(file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			command := "minicluster render -f examples/" + name + "/claim.yaml"
+			if cluster != nil {
+				command += " --cluster examples/" + name + "/" + driver.ExampleClusterFile
+			}
+			if input != nil {
+				command += " --input examples/" + name + "/" + driver.ExampleInputFile
+			}
 			render := func(shape driver.Shape) string {
-				out, err := driver.Run(context.Background(), function.New(function.WithRandom(fixedEntropy{})), driver.Options{Claim: claim, Shape: shape})
+				out, err := driver.Run(context.Background(), function.New(function.WithRandom(fixedEntropy{})), driver.Options{Claim: claim, Shape: shape, Cluster: cluster, Input: input})
 				if err != nil {
 					t.Fatalf("driver.Run (shape %s): %v", shape, err)
 				}
-				got := "# minicluster render -f examples/" + name + "/claim.yaml (results, then objects)\n"
+				got := "# " + command + " (results, then objects)\n"
 				for _, r := range out.Results {
 					got += "# " + strings.ReplaceAll(r, "\n", "\n# ") + "\n"
 				}

@@ -65,20 +65,25 @@ func compositeYAML(b []byte) ([]byte, error) {
 
 // RenderCmd renders a claim.
 type RenderCmd struct {
-	File     string `help:"MiniCluster claim, upstream MiniCluster or XMiniCluster YAML ('-' for stdin)." required:"" short:"f" type:"existingfile_or_stdin"`
-	Observed string `help:"Directory of YAML files with observed objects (e.g. a previous render's output), so the CURVE certificate and maximum size are read back as on a live cluster." type:"existingdir"`
-	Input    string `help:"YAML file with the function's input (kind Input), as in the Composition." type:"existingfile"`
-	Results  bool   `default:"true" help:"Print the function's results (warnings, errors) to stderr." negatable:""`
-	Shape    string `default:"claims" enum:"claims,v2" help:"The cluster's shape: claims (compositions/, a claim and its XMiniCluster) or v2 (compositions/v2/, the namespaced MiniCluster is the composite). The composed objects are the same."`
+	File     string   `help:"MiniCluster claim, upstream MiniCluster or XMiniCluster YAML ('-' for stdin)." required:"" short:"f" type:"existingfile_or_stdin"`
+	Observed string   `help:"Directory of YAML files with observed objects (e.g. a previous render's output), so the CURVE certificate and maximum size are read back as on a live cluster." type:"existingdir"`
+	Input    string   `help:"YAML file with the function's input (kind Input), as in the Composition: its policy is the platform's. Without it, the default policy applies, as with the shipped Composition." type:"existingfile"`
+	Cluster  []string `sep:"none" help:"YAML file of objects of the cluster the policy reads (the MiniCluster's Namespace and its labels, ServiceAccounts, Secrets), e.g. an example's cluster.yaml; repeatable. Without it, the namespace has no labels and no ServiceAccount or Secret exists." type:"existingfile"`
+	Results  bool     `default:"true" help:"Print the function's results (warnings, errors) to stderr." negatable:""`
+	Shape    string   `default:"claims" enum:"claims,v2" help:"The cluster's shape: claims (compositions/, a claim and its XMiniCluster) or v2 (compositions/v2/, the namespaced MiniCluster is the composite). The composed objects are the same."`
 }
 
 // Run renders.
-func (c *RenderCmd) Run() error {
+func (c *RenderCmd) Run() error { return c.render(os.Stdout, os.Stderr) }
+
+// render writes the objects to stdout, and the warnings and results to
+// stderr.
+func (c *RenderCmd) render(stdout, stderr io.Writer) error {
 	claim, err := readFile(c.File)
 	if err != nil {
 		return err
 	}
-	if err := warnDuplicates(os.Stderr, "", claim); err != nil {
+	if err := warnDuplicates(stderr, "", claim); err != nil {
 		return err
 	}
 	opts := driver.Options{Claim: claim, Shape: driver.Shape(c.Shape)}
@@ -86,6 +91,17 @@ func (c *RenderCmd) Run() error {
 		if opts.Input, err = os.ReadFile(c.Input); err != nil {
 			return fmt.Errorf("cannot read input: %w", err)
 		}
+	}
+	for _, f := range c.Cluster {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("cannot read cluster objects: %w", err)
+		}
+		objs, err := driver.ParseObjects(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		opts.Cluster = append(opts.Cluster, objs...)
 	}
 	if c.Observed != "" {
 		if opts.Observed, err = driver.ReadDir(c.Observed); err != nil {
@@ -103,13 +119,15 @@ func (c *RenderCmd) Run() error {
 	}
 	if c.Results {
 		for _, r := range out.Results {
-			fmt.Fprintln(os.Stderr, r)
+			if _, err := fmt.Fprintln(stderr, r); err != nil {
+				return err
+			}
 		}
 	}
 	if out.Fatal {
 		return fmt.Errorf("the function refused to compose this MiniCluster (see the results above)")
 	}
-	_, err = os.Stdout.Write(out.YAML)
+	_, err = stdout.Write(out.YAML)
 	return err
 }
 
