@@ -81,6 +81,9 @@ func testBurst(t *testing.T, rootShape, targetShape driver.Shape) {
 	step(t, "lead cluster: provider CRDs, root MiniCluster, its lead broker Service and Job, index 0 on node-a", func(t *testing.T) {
 		installProviderCRDs(t, lead)
 		createNamespace(t, lead, ns)
+		// The root opens a NodePort, which the platform's default policy
+		// allows only in namespaces it labels for it.
+		allowNodePorts(t, lead, ns)
 		createRoot(t, lead, exampleClaim(t, lead, "examples/bursting-root/claim.yaml", ns, ""))
 		nodePort, rootCert = waitRoot(t, lead, ns, root)
 		want := "flux-sample-[0-3],burst-0-[0-3]"
@@ -271,10 +274,15 @@ func testBurst(t *testing.T, rootShape, targetShape driver.Shape) {
 		})
 	})
 
-	step(t, "a Burst into another namespace of the lead cluster (ClusterProviderConfig default, source InjectedIdentity), waiting for the root's lead pod first", func(t *testing.T) {
+	step(t, "a Burst into another namespace of the lead cluster (a ClusterProviderConfig with source InjectedIdentity that allows the namespace and the target), waiting for the root's lead pod first", func(t *testing.T) {
 		const root2, cluster2, burst2 = "flux-two", "burst-1", "flux-two-burst-1"
 		objs := burstExample(t, lead)
-		if err := lead.Client.Create(ctx(t), objs["ClusterProviderConfig"]); err != nil {
+		// The platform team lends the provider's own identity to the
+		// Bursts of ns, to write in localNS only.
+		cpc := objs["ClusterProviderConfig"]
+		setField(t, cpc, []any{ns}, "spec", "allowedNamespaces")
+		setField(t, cpc, []any{localNS}, "spec", "targetNamespaces")
+		if err := lead.Client.Create(ctx(t), cpc); err != nil {
 			t.Fatal(err)
 		}
 		createNamespace(t, lead, localNS)
@@ -291,7 +299,7 @@ func testBurst(t *testing.T, rootShape, targetShape driver.Shape) {
 		b := objs["Burst"]
 		b.SetNamespace(ns)
 		b.SetName(burst2)
-		unstructured.RemoveNestedField(b.Object, "spec", "providerConfigRef") // the CRD's default: ClusterProviderConfig default
+		setField(t, b, map[string]any{"kind": "ClusterProviderConfig", "name": cpc.GetName()}, "spec", "providerConfigRef")
 		setField(t, b, root2, "spec", "forProvider", "root")
 		setField(t, b, cluster2, "spec", "forProvider", "cluster")
 		setField(t, b, localNS, "spec", "forProvider", "targetNamespace")
@@ -533,6 +541,16 @@ func startBurstClusters(t *testing.T, leadShape, burstShape driver.Shape) (lead,
 	}
 	logf("e2e: lead and burst control planes up in %s", time.Since(start).Round(100*time.Millisecond))
 	return cps[0], cps[1], provider
+}
+
+// allowNodePorts labels a namespace for NodePorts, as a platform team does
+// for the namespaces of burst roots (the function's policy.nodePorts).
+func allowNodePorts(t *testing.T, cp *harness.ControlPlane, ns string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"labels":{"minicluster.flux-framework.org/node-ports":"true"}}}`)
+	if err := cp.Client.Patch(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // createRoot creates a root claim. Unlike createClaim it does not delete
