@@ -10,6 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
 // options of one render.
@@ -33,6 +38,14 @@ type options struct {
 	XRD string
 	// Observed overrides the example's observed.yaml; "-" means none.
 	Observed string
+	// Cluster overrides the example's cluster.yaml, the objects of the
+	// cluster the function requires (--required-resources); "-" means
+	// none: a namespace without labels.
+	Cluster string
+	// Input overrides the example's input.yaml, the function input the
+	// Composition's step gets instead of its own; "-" means the
+	// Composition's.
+	Input string
 }
 
 // render renders the example and returns the CLI's YAML output.
@@ -67,9 +80,45 @@ func render(ctx context.Context, o options) ([]byte, error) {
 	if xrd == "" {
 		xrd = filepath.Join(composition, "definition.yaml")
 	}
+	// What the platform provides for the example (driver.ExampleFixtures).
+	cluster, input, err := driver.ExampleFixtures(o.Example)
+	if err != nil {
+		return nil, err
+	}
+	clusterFile := ""
+	if cluster != nil {
+		clusterFile = filepath.Join(o.Example, driver.ExampleClusterFile)
+	}
+	switch o.Cluster {
+	case "":
+	case "-":
+		clusterFile = ""
+	default:
+		clusterFile = o.Cluster
+	}
+	switch o.Input {
+	case "":
+	case "-":
+		input = nil
+	default:
+		if input, err = os.ReadFile(o.Input); err != nil {
+			return nil, err
+		}
+	}
+	compositionFile := filepath.Join(composition, "composition.yaml")
+	if input != nil {
+		dir, err := os.MkdirTemp("", "render-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir) //nolint:errcheck // temporary
+		if compositionFile, err = withInput(compositionFile, input, dir); err != nil {
+			return nil, err
+		}
+	}
 	args := []string{"composition", "render",
 		filepath.Join(o.Example, xr),
-		filepath.Join(composition, "composition.yaml"),
+		compositionFile,
 		filepath.Join(o.Compositions, "functions.yaml"),
 		"--crossplane-binary=" + o.Core,
 		"--function-annotations=render.crossplane.io/runtime-development-target=" + addr,
@@ -88,6 +137,9 @@ func render(ctx context.Context, o options) ([]byte, error) {
 			args = append(args, "--observed-resources="+observed)
 		}
 	}
+	if clusterFile != "" {
+		args = append(args, "--required-resources="+clusterFile)
+	}
 	cmd := exec.CommandContext(ctx, o.Crossplane, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -95,6 +147,41 @@ func render(ctx context.Context, o options) ([]byte, error) {
 		return nil, fmt.Errorf("crossplane composition render failed: %w\n%s\nfunction log:\n%s", err, stderr.String(), fnLog.String())
 	}
 	return stdout.Bytes(), nil
+}
+
+// withInput writes into dir the Composition of file with input as every
+// pipeline step's input, as a platform team sets its own, and returns its
+// path.
+func withInput(file string, input []byte, dir string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	var comp, in map[string]any
+	if err := yaml.Unmarshal(b, &comp); err != nil {
+		return "", fmt.Errorf("%s: %w", file, err)
+	}
+	if err := yaml.Unmarshal(input, &in); err != nil {
+		return "", fmt.Errorf("the function input: %w", err)
+	}
+	steps, _, err := unstructured.NestedSlice(comp, "spec", "pipeline")
+	if err != nil || len(steps) == 0 {
+		return "", fmt.Errorf("%s: no pipeline steps (%v)", file, err)
+	}
+	for _, st := range steps {
+		if m, ok := st.(map[string]any); ok {
+			m["input"] = in
+		}
+	}
+	if err := unstructured.SetNestedSlice(comp, steps, "spec", "pipeline"); err != nil {
+		return "", err
+	}
+	out, err := yaml.Marshal(comp)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "composition.yaml")
+	return path, os.WriteFile(path, out, 0o600)
 }
 
 func freePort() (int, error) {

@@ -93,7 +93,10 @@ func examples(t *testing.T) []string {
 // TestRenderExamples renders every example in both shapes: testdata/ holds
 // the claim shape's goldens (the example's XMiniCluster, xr.yaml),
 // testdata/v2/ the v2 shape's (its MiniCluster, claim.yaml, as the
-// namespaced composite). TestShapesComposeTheSame compares the two.
+// namespaced composite). TestShapesComposeTheSame compares the two. Each
+// example renders in the platform its fixtures describe: hack/render
+// passes its cluster.yaml as --required-resources and makes the
+// Composition's step input its input.yaml (driver.ExampleFixtures).
 func TestRenderExamples(t *testing.T) {
 	args := tools(t).renderArgs()
 	bin := buildRender(t)
