@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
@@ -34,6 +36,10 @@ const (
 	// runner's pod keeps running, so the pod, the Job and the MiniCluster
 	// never end. The reason says so; the example is deleted by the test.
 	leadDone
+	// refused: the platform's policy (the node's Composition has the
+	// default one) refuses it: Valid=False with a message naming every
+	// refusalHas, and no Job.
+	refused
 )
 
 type exampleCase struct {
@@ -45,8 +51,12 @@ type exampleCase struct {
 	// cleanedUp: spec.cleanup removes the Job and its pods once it ends
 	// (so there is no log left to read).
 	cleanedUp bool
-	// setup makes what the example expects to exist (volumes, Secrets) in
-	// the test's namespace, and may adapt the manifest to this machine.
+	// refusalHas: what the Valid=False message of a refused example names.
+	refusalHas []string
+	// setup makes what the example expects to exist on this machine
+	// (volumes) in the test's namespace, and may adapt the manifest to
+	// it. What the platform provides for the example (its cluster.yaml)
+	// is applied before, by applyPlatform.
 	setup func(t *testing.T, cp *harness.ControlPlane, ns string) func(map[string]any)
 }
 
@@ -78,9 +88,9 @@ var examples = map[string]exampleCase{
 	"nginx-sidecar-service": {reason: "an nginx sidecar reached on localhost; the nginx container keeps the lead's pod running after the job, " +
 		"so the MiniCluster never ends (a sidecar should be a native sidecar container: issue 20)", want: leadDone, logHas: []string{"Welcome to nginx"}},
 	"osu-benchmarks": {reason: "osu_latency from the working directory (a stand-in)", want: succeeds, logHas: []string{"osu_latency (stand-in"}},
-	"pod-settings": {reason: "ServiceAccount flux-runner, schedulerName fluence, c2-standard-8 nodes and 4 CPUs per pod: nothing here runs it, " +
-		"as on any cluster without them (the Job cannot create its pods without the ServiceAccount)",
-		want: staysPending},
+	"pod-settings": {reason: "its cluster.yaml gives it the labelled ServiceAccount and Secrets, but the node's Composition has the default policy, " +
+		"which allows neither the scheduler fluence nor ServiceAccount tokens (its input.yaml is the policy that would): refused, nothing composed",
+		want: refused, refusalHas: []string{"policy.schedulers", "spec.pod.schedulerName", "policy.serviceAccounts.automountToken", "spec.pod.automountServiceAccountToken"}},
 	"pokemon": {reason: "pokemon from the application image (a stand-in)", want: succeeds, logHas: []string{"pokemon (stand-in"}},
 	"post":    {reason: "commands.post on every broker", want: succeeds, logHas: []string{"hello world"}},
 	"restful-api": {reason: "the Flux RESTful API is a Python web application (uvicorn, FastAPI) on flux-core's Python bindings in its own image: " +
@@ -136,6 +146,7 @@ func TestEveryExample(t *testing.T) {
 
 func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc exampleCase) {
 	ns := namespace(t, cp, "ex-"+example)
+	applyPlatform(t, cp, example, ns)
 	var edit func(map[string]any)
 	if tc.setup != nil {
 		edit = tc.setup(t, cp, ns)
@@ -232,6 +243,31 @@ func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc examp
 				t.Errorf("pod %s bound to node %s: want none to run", f[0], f[1])
 			}
 		}
+	case refused:
+		var msg string
+		eventually(t, time.Minute, example+" Valid=False", func() error {
+			out, err := kubectl(t, cp, "get", "minicluster", name, "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Valid")].status}|{.status.conditions[?(@.type=="Valid")].message}`)
+			if err != nil {
+				return err
+			}
+			status, m, _ := strings.Cut(out, "|")
+			if status != "False" {
+				return fmt.Errorf("Valid %q: %q", status, m)
+			}
+			msg = m
+			return nil
+		})
+		for _, want := range tc.refusalHas {
+			if !strings.Contains(msg, want) {
+				t.Errorf("Valid=False message: want %q in\n%s", want, msg)
+			}
+		}
+		// Give Crossplane the time of a few reconciles to (wrongly)
+		// create the Job.
+		time.Sleep(10 * time.Second)
+		if jobs := mustKubectl(t, cp, "get", "jobs", "-n", ns, "-o", "name"); strings.TrimSpace(jobs) != "" {
+			t.Errorf("want no Job, have %q", jobs)
+		}
 	case notRun:
 		// Skipped before it was applied.
 	}
@@ -267,9 +303,63 @@ func specInt(t *testing.T, f, field string) int64 {
 	}
 }
 
-// existingVolumes makes what examples/existing-volumes mounts: a bound
-// PersistentVolumeClaim "data" (a hostPath PersistentVolume in the test's
-// directory: there is no provisioner), the ConfigMap and the Secret.
+// applyPlatform applies what the docs tell a platform to provide for the
+// example, its cluster.yaml (driver.ExampleFixtures), in the test's
+// namespace: a Namespace's labels go on the test's namespace, every other
+// object is made in it.
+func applyPlatform(t *testing.T, cp *harness.ControlPlane, example, ns string) {
+	t.Helper()
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster, _, err := driver.ExampleFixtures(filepath.Join(root, "examples", example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []byte
+	for _, o := range cluster {
+		if o.GetAPIVersion() == "v1" && o.GetKind() == "Namespace" {
+			args := []string{"label", "namespace", ns, "--overwrite"}
+			for _, k := range sortedKeys(o.GetLabels()) {
+				args = append(args, k+"="+o.GetLabels()[k])
+			}
+			if len(args) > 4 {
+				mustKubectl(t, cp, args...)
+			}
+			continue
+		}
+		o = o.DeepCopy()
+		o.SetNamespace(ns)
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(append(objs, "---\n"...), b...)
+	}
+	if len(objs) == 0 {
+		return
+	}
+	f := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(f, objs, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, cp, "apply", "-f", f)
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// existingVolumes makes what examples/existing-volumes mounts besides the
+// Secret its cluster.yaml provides: a bound PersistentVolumeClaim "data"
+// (a hostPath PersistentVolume in the test's directory: there is no
+// provisioner) and the ConfigMap, the tenant's own.
 func existingVolumes(t *testing.T, cp *harness.ControlPlane, ns string) func(map[string]any) {
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil { //nolint:gosec // G302: the pods' users read it
@@ -300,11 +390,6 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: flux-sample-settings, namespace: %[3]s}
 data: {settings.toml: "mode = 'test'\n"}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: flux-sample-credentials, namespace: %[3]s}
-stringData: {token: not-a-secret}
 `, pv, dir, ns)
 	f := filepath.Join(t.TempDir(), "volumes.yaml")
 	if err := os.WriteFile(f, []byte(objs), 0o600); err != nil {
