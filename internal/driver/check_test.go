@@ -377,8 +377,8 @@ func TestCheckShapes(t *testing.T) {
 		want   string // the InvalidError's message; "" when it composes
 	}{
 		"V2CrossplaneBlock": {
-			reason: "The v2 composite's schema has spec.crossplane: the MiniCluster composes.",
-			claim:  crossplane("  crossplane:\n    compositionRef: {name: miniclusters.flux-framework.org}\n    compositionUpdatePolicy: Manual\n"),
+			reason: "The v2 composite's schema has spec.crossplane: the MiniCluster composes (with compositionUpdatePolicy Automatic: the function refuses Manual).",
+			claim:  crossplane("  crossplane:\n    compositionRef: {name: miniclusters.flux-framework.org}\n    compositionUpdatePolicy: Automatic\n"),
 			shape:  ShapeV2,
 		},
 		"ClaimsCrossplaneBlock": {
