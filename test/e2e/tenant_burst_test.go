@@ -155,6 +155,10 @@ func TestTenantBurst(t *testing.T) {
 			"tenant-local": {"credentials": map[string]any{"source": "InjectedIdentity"}, "allowedNamespaces": []any{ns}},
 			// And to someone else.
 			"someone-else": {"credentials": map[string]any{"source": "InjectedIdentity"}, "allowedNamespaces": []any{"someone-else"}},
+			// And to namespaces labelled for another team (the provider
+			// gets the Burst's namespace to match it: the ClusterRole's
+			// get on namespaces).
+			"other-team": {"credentials": map[string]any{"source": "InjectedIdentity"}, "namespaceSelector": map[string]any{"matchLabels": map[string]any{"team": "other"}}},
 		} {
 			cpc := &unstructured.Unstructured{}
 			cpc.SetGroupVersionKind(clusterProviderConfigGVK)
@@ -225,6 +229,10 @@ func TestTenantBurst(t *testing.T) {
 		"not-allowed": {
 			configRef: map[string]any{"kind": "ClusterProviderConfig", "name": "someone-else"},
 			msg:       []string{"ClusterProviderConfig someone-else (spec.providerConfigRef) does not allow Bursts of namespace " + ns, "ask the platform team"},
+		},
+		"other-team": {
+			configRef: map[string]any{"kind": "ClusterProviderConfig", "name": "other-team"},
+			msg:       []string{"ClusterProviderConfig other-team (spec.providerConfigRef) does not allow Bursts of namespace " + ns, "spec.namespaceSelector"},
 		},
 		"kube-system": {
 			configRef: map[string]any{"kind": "ClusterProviderConfig", "name": "tenant-local"},
