@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -65,9 +66,11 @@ type connector struct {
 //   - a kubeconfig is refused if it would make the provider read its own
 //     files, run a program or use a proxy (UnsafeKubeconfig).
 //
-// A refused Burst that is being deleted gets a client that reports nothing
-// in the target, so it can go: the provider does nothing with an identity
-// the Burst may not use, not even delete.
+// A refused Burst that is being deleted (refused, or naming a config or
+// Secret that does not exist) gets a client that reports nothing in the
+// target, so it can go: the provider does nothing with an identity the
+// Burst may not use, not even delete. Whatever such a Burst made while it
+// was allowed stays in the target, labelled bursting.flux-framework.org/burst.
 func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.ExternalClient, error) {
 	b, ok := mg.(*v1alpha1.Burst)
 	if !ok {
@@ -118,6 +121,18 @@ func refuse(format string, args ...any) error {
 	return &refusal{msg: fmt.Sprintf(format, args...)}
 }
 
+// missing wraps the error of reading a config or Secret the Burst names: a
+// refusal if it does not exist (the Burst's configuration is wrong, and a
+// Burst that never could connect made nothing to delete), else an error to
+// retry.
+func missing(err error, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if kerrors.IsNotFound(err) {
+		return &refusal{msg: msg + ": " + err.Error()}
+	}
+	return errors.Wrap(err, msg)
+}
+
 // resolve reads the Burst's provider config and checks that the Burst may
 // use it as it asks.
 func (c *connector) resolve(ctx context.Context, b *v1alpha1.Burst) (*credentials, error) {
@@ -129,13 +144,13 @@ func (c *connector) resolve(ctx context.Context, b *v1alpha1.Burst) (*credential
 	case v1alpha1.ProviderConfigKind:
 		pc := &v1alpha1.ProviderConfig{}
 		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: ref.Name}, pc); err != nil {
-			return nil, errors.Wrapf(err, "cannot get ProviderConfig %s/%s (spec.providerConfigRef)", b.Namespace, ref.Name)
+			return nil, missing(err, "cannot get ProviderConfig %s/%s (spec.providerConfigRef)", b.Namespace, ref.Name)
 		}
 		return namespacedCredentials(pc)
 	case v1alpha1.ClusterProviderConfigKind:
 		pc := &v1alpha1.ClusterProviderConfig{}
 		if err := c.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return nil, errors.Wrapf(err, "cannot get ClusterProviderConfig %s (spec.providerConfigRef): ask the platform team for one that allows namespace %s, or use a ProviderConfig of this namespace with a kubeconfig Secret", ref.Name, b.Namespace)
+			return nil, missing(err, "cannot get ClusterProviderConfig %s (spec.providerConfigRef): ask the platform team for one that allows namespace %s, or use a ProviderConfig of this namespace with a kubeconfig Secret", ref.Name, b.Namespace)
 		}
 		if err := c.admits(ctx, pc, b.Namespace); err != nil {
 			return nil, err
@@ -234,11 +249,11 @@ func (c *connector) kubeconfig(ctx context.Context, cr *credentials) ([]byte, er
 	ref := cr.secret
 	s := &corev1.Secret{}
 	if err := c.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, s); err != nil {
-		return nil, errors.Wrapf(err, "cannot get Secret %s/%s (%s; a namespaced ProviderConfig's Secret is always read from the ProviderConfig's own namespace)", ref.Namespace, ref.Name, cr.from)
+		return nil, missing(err, "cannot get Secret %s/%s (%s; a namespaced ProviderConfig's Secret is always read from the ProviderConfig's own namespace)", ref.Namespace, ref.Name, cr.from)
 	}
 	data := s.Data[ref.Key]
 	if len(data) == 0 {
-		return nil, errors.Errorf("Secret %s/%s has no key %q (%s): put the target cluster's kubeconfig there", ref.Namespace, ref.Name, ref.Key, cr.from)
+		return nil, refuse("Secret %s/%s has no key %q (%s): put the target cluster's kubeconfig there", ref.Namespace, ref.Name, ref.Key, cr.from)
 	}
 	if _, err := UnsafeKubeconfig(data); err != nil {
 		return nil, refuse("cannot use the kubeconfig in key %q of Secret %s/%s (%s): %v", ref.Key, ref.Namespace, ref.Name, cr.from, err)

@@ -109,7 +109,7 @@ func TestConnect(t *testing.T) {
 			reason: "A namespaced ProviderConfig's secretRef.namespace is ignored: the Secret is read from the ProviderConfig's namespace, so kube-system's is never read.",
 			burst:  []func(*v1alpha1.Burst){pcRef("ProviderConfig", "cloud")},
 			objs:   []client.Object{namespacedConfig("cloud", secretCredentials("kube-system", "admin")), kubeconfigSecret("kube-system", "admin", inlineKubeconfig)},
-			want:   want{Tracked: true, Msg: []string{"cannot get Secret hpc/admin", "always read from the ProviderConfig's own namespace"}},
+			want:   want{Tracked: true, Refused: true, Msg: []string{"cannot get Secret hpc/admin", "always read from the ProviderConfig's own namespace"}},
 		},
 		"NamespacedSecretOfAnotherNamespaceSameName": {
 			reason: "With a Secret of that name in its own namespace, that one is used, not kube-system's.",
@@ -143,12 +143,12 @@ func TestConnect(t *testing.T) {
 			reason: "A Secret without the key says so.",
 			burst:  []func(*v1alpha1.Burst){pcRef("ProviderConfig", "cloud")},
 			objs:   []client.Object{namespacedConfig("cloud", secretCredentials("hpc", "kc")), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "hpc", Name: "kc"}}},
-			want:   want{Tracked: true, Msg: []string{`Secret hpc/kc has no key "kubeconfig"`}},
+			want:   want{Tracked: true, Refused: true, Msg: []string{`Secret hpc/kc has no key "kubeconfig"`}},
 		},
 		"MissingProviderConfig": {
 			reason: "A missing ProviderConfig names the reference.",
 			burst:  []func(*v1alpha1.Burst){pcRef("ProviderConfig", "nope")},
-			want:   want{Msg: []string{"cannot get ProviderConfig hpc/nope (spec.providerConfigRef)"}},
+			want:   want{Refused: true, Msg: []string{"cannot get ProviderConfig hpc/nope (spec.providerConfigRef)"}},
 		},
 		"ClusterInjectedIdentity": {
 			reason: "A ClusterProviderConfig that allows the namespace and the target lends the provider's identity: the local cluster.",
@@ -217,7 +217,7 @@ func TestConnect(t *testing.T) {
 		"MissingClusterProviderConfig": {
 			reason: "A missing ClusterProviderConfig says whom to ask.",
 			burst:  []func(*v1alpha1.Burst){pcRef("ClusterProviderConfig", "nope")},
-			want:   want{Msg: []string{"cannot get ClusterProviderConfig nope (spec.providerConfigRef): ask the platform team"}},
+			want:   want{Refused: true, Msg: []string{"cannot get ClusterProviderConfig nope (spec.providerConfigRef): ask the platform team"}},
 		},
 		"RefusedWhileDeleting": {
 			reason: "A refused Burst being deleted gets a client that does nothing, so it can go.",
@@ -227,6 +227,15 @@ func TestConnect(t *testing.T) {
 			}},
 			objs: []client.Object{clusterConfig("local", v1alpha1.ClusterProviderConfigSpec{AllowedNamespaces: []string{"other"}})},
 			want: want{Target: "nothing"},
+		},
+		"MissingSecretWhileDeleting": {
+			reason: "A Burst whose Secret does not exist never connected: it can be deleted.",
+			burst: []func(*v1alpha1.Burst){pcRef("ProviderConfig", "cloud"), func(b *v1alpha1.Burst) {
+				b.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+				b.SetFinalizers([]string{"finalizer.managedresource.crossplane.io"})
+			}},
+			objs: []client.Object{namespacedConfig("cloud", secretCredentials("hpc", "kc"))},
+			want: want{Target: "nothing", Tracked: true},
 		},
 		"RefusedKubeconfigWhileDeleting": {
 			reason: "A Burst whose kubeconfig is refused can be deleted too, without using it.",
