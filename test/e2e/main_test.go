@@ -152,7 +152,9 @@ var (
 )
 
 // exampleClaim reads a claim from the repository's examples, unchanged but
-// for its namespace (and name, when given).
+// for its namespace (and name, when given), and applies in that namespace
+// what the platform provides for the example (applyPlatform), which must
+// exist.
 func exampleClaim(t *testing.T, cp *harness.ControlPlane, path, namespace, name string) *unstructured.Unstructured {
 	t.Helper()
 	objs, err := harness.ReadObjects(filepath.Join(cp.Options().RepoRoot, path))
@@ -162,12 +164,40 @@ func exampleClaim(t *testing.T, cp *harness.ControlPlane, path, namespace, name 
 	if len(objs) != 1 || objs[0].GroupVersionKind() != claimGVK {
 		t.Fatalf("%s: want one %s, got %d objects", path, claimGVK.Kind, len(objs))
 	}
+	applyPlatform(t, cp, filepath.Join(cp.Options().RepoRoot, filepath.Dir(path)), namespace)
 	c := objs[0]
 	c.SetNamespace(namespace)
 	if name != "" {
 		c.SetName(name)
 	}
 	return c
+}
+
+// applyPlatform applies what the docs tell a platform to provide for the
+// example in dir, its cluster.yaml (driver.ExampleFixtures), in namespace:
+// a Namespace's labels go on namespace, every other object is made in it.
+func applyPlatform(t *testing.T, cp *harness.ControlPlane, dir, namespace string) {
+	t.Helper()
+	cluster, _, err := driver.ExampleFixtures(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range cluster {
+		o = o.DeepCopy()
+		if o.GetAPIVersion() == "v1" && o.GetKind() == "Namespace" {
+			ns := &unstructured.Unstructured{}
+			ns.SetAPIVersion("v1")
+			ns.SetKind("Namespace")
+			ns.SetName(namespace)
+			ns.SetLabels(o.GetLabels())
+			o = ns
+		} else {
+			o.SetNamespace(namespace)
+		}
+		if err := cp.Apply(ctx(t), o); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func createNamespace(t *testing.T, cp *harness.ControlPlane, name string) {
