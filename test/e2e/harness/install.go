@@ -90,19 +90,9 @@ func (cp *ControlPlane) Install(ctx context.Context) error {
 	if err := cp.WaitXRD(ctx, xrdName, 2*time.Minute); err != nil {
 		return err
 	}
-	objs, err := ReadObjects(filepath.Join(cp.opts.RepoRoot, composition))
+	objs, err := cp.compositionObjects(composition, cp.opts.Policy)
 	if err != nil {
 		return err
-	}
-	if cp.opts.Node != nil {
-		// As a platform team whose registry holds its own Flux view: the
-		// node's images come from no registry, so the view every
-		// MiniCluster gets by default is the node's.
-		for _, o := range objs {
-			if err := setPlatformDefault(o, "fluxViewImage", ViewImageRef); err != nil {
-				return err
-			}
-		}
 	}
 	if err := cp.Apply(ctx, objs...); err != nil {
 		return err

@@ -48,6 +48,12 @@ type Options struct {
 	CrossplaneFlags []string
 	// StartTimeout bounds Start (default 5 minutes).
 	StartTimeout time.Duration
+	// Policy, when set, is the function input's policy Install puts in
+	// the Composition, as a platform team would write it in YAML (nil: the
+	// shipped Composition's, the secure default). A map rather than
+	// v1beta1.Policy, whose omitempty lists cannot say [] ("forbid
+	// nothing"). SetPolicy changes it on a running control plane.
+	Policy map[string]any
 	// Node, when set, adds a real node beside the control plane: kubelet,
 	// kube-scheduler, containerd, CoreDNS (node.go). It needs root.
 	Node *NodeOptions

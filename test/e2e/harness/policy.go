@@ -1,0 +1,155 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// compositionObjects reads the shape's Composition as Install applies it:
+// with the node's Flux view as the platform default when there is a node,
+// and with policy as the function input's policy when it is not nil.
+func (cp *ControlPlane) compositionObjects(path string, policy map[string]any) ([]*unstructured.Unstructured, error) {
+	objs, err := ReadObjects(filepath.Join(cp.opts.RepoRoot, path))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if cp.opts.Node != nil {
+			// As a platform team whose registry holds its own Flux view:
+			// the node's images come from no registry, so the view every
+			// MiniCluster gets by default is the node's.
+			if err := setPlatformDefault(o, "fluxViewImage", ViewImageRef); err != nil {
+				return nil, err
+			}
+		}
+		if policy != nil {
+			if err := setInput(o, "policy", policy); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return objs, nil
+}
+
+// setInput sets a key of the function input in a Composition's pipeline.
+func setInput(comp *unstructured.Unstructured, key string, value map[string]any) error {
+	steps, _, err := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	if err != nil {
+		return err
+	}
+	v, err := normalize(value)
+	if err != nil {
+		return err
+	}
+	for _, st := range steps {
+		m, ok := st.(map[string]any)
+		if !ok {
+			continue
+		}
+		if err := unstructured.SetNestedField(m, v, "input", key); err != nil {
+			return err
+		}
+	}
+	return unstructured.SetNestedSlice(comp.Object, steps, "spec", "pipeline")
+}
+
+// normalize is v as the API server gives it back (JSON numbers, []any):
+// what a deep copy of an unstructured object and a comparison need.
+func normalize(v map[string]any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the policy: %w", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetPolicy applies the Composition again with policy as its function
+// input's policy (nil: the shipped one), as a platform team changes its
+// policy, and waits until Crossplane has a CompositionRevision of it with a
+// valid pipeline: composites on the Automatic update policy (the default)
+// move to it on their next reconcile. It returns that revision's name.
+func (cp *ControlPlane) SetPolicy(ctx context.Context, policy map[string]any) (string, error) {
+	_, composition, _, err := shapeFiles(cp.Shape())
+	if err != nil {
+		return "", err
+	}
+	objs, err := cp.compositionObjects(composition, policy)
+	if err != nil {
+		return "", err
+	}
+	var want any
+	for _, o := range objs {
+		steps, _, _ := unstructured.NestedSlice(o.Object, "spec", "pipeline")
+		for _, st := range steps {
+			if m, ok := st.(map[string]any); ok {
+				want, _, _ = unstructured.NestedFieldCopy(m, "input", "policy")
+			}
+		}
+	}
+	if want, err = normalizeAny(want); err != nil {
+		return "", err
+	}
+	if err := cp.Apply(ctx, objs...); err != nil {
+		return "", err
+	}
+	var revision string
+	err = cp.waitFor(ctx, cp.crossplane, 2*time.Minute, "the newest CompositionRevision of "+CompositionName+" to carry the policy and be ValidPipeline=True", func(ctx context.Context) (bool, error) {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("apiextensions.crossplane.io/v1")
+		l.SetKind("CompositionRevisionList")
+		if err := cp.Client.List(ctx, l, client.MatchingLabels{"crossplane.io/composition-name": CompositionName}); err != nil {
+			return false, err
+		}
+		var newest *unstructured.Unstructured
+		var top int64 = -1
+		for i := range l.Items {
+			if n, _, _ := unstructured.NestedInt64(l.Items[i].Object, "spec", "revision"); n > top {
+				top, newest = n, &l.Items[i]
+			}
+		}
+		if newest == nil {
+			return false, fmt.Errorf("no CompositionRevision yet")
+		}
+		steps, _, _ := unstructured.NestedSlice(newest.Object, "spec", "pipeline")
+		var got any
+		for _, st := range steps {
+			if m, ok := st.(map[string]any); ok {
+				got, _, _ = unstructured.NestedFieldCopy(m, "input", "policy")
+			}
+		}
+		if got, err = normalizeAny(got); err != nil {
+			return false, err
+		}
+		if !reflect.DeepEqual(got, want) {
+			return false, fmt.Errorf("revision %s (%d) has policy %v, want %v", newest.GetName(), top, got, want)
+		}
+		if st, msg := Condition(newest, "ValidPipeline"); st != "True" {
+			return false, fmt.Errorf("%s: ValidPipeline=%s %s", newest.GetName(), st, msg)
+		}
+		revision = newest.GetName()
+		return true, nil
+	})
+	return revision, err
+}
+
+// normalizeAny is normalize for what a Composition holds; an empty policy
+// ({} in the shipped Composition, which the API server may store as no
+// policy at all) is none.
+func normalizeAny(v any) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		return nil, nil
+	}
+	return normalize(m)
+}
