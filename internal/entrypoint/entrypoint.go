@@ -40,6 +40,8 @@ type Plan struct {
 	LogLevel int32
 	// Commands are the runner's words, from Prepare.
 	Commands Commands
+	// Resources are what every broker offers Flux.
+	Resources Resources
 }
 
 // ScriptVariables are the shell variables of the runner and sidecar
@@ -49,7 +51,7 @@ type Plan struct {
 // configuration away): internal/plan refuses them. A test keeps the list in
 // step with every variable the generated scripts assign.
 var ScriptVariables = []string{
-	"brokerOptions", "cfg", "command", "configroot", "d", "fluxsocket", "hosts", "mainHost", "mp",
+	"brokerOptions", "cfg", "command", "configroot", "d", "fluxsocket", "hosts", "mainHost", "mp", "nodeCores",
 	"prefix", "pythonpath", "rc", "timed", "timedJob", "viewcheck", "viewroot", "viewsrc", "wrap",
 	// endings.go's
 	"again", "broker", "code", "first", "job", "kids", "n", "p", "r", "seen", "signals", "st", "step", "stopped", "tees",

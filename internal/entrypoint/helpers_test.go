@@ -122,7 +122,7 @@ type sandbox struct {
 }
 
 // fakeFlux records argv (NUL-separated) and environment of every call but
-// flux version.
+// flux version. flux R decode prints FAKE_FLUX_CORES (4 when unset).
 // flux start and flux broker exit with the next code of FAKE_FLUX_RC, after
 // running FAKE_FLUX_CHECK (a script that sees their argv; its failure is
 // theirs). With FAKE_FLUX_INITIAL set, flux start runs its initial program
@@ -139,7 +139,10 @@ if [ "$#" -gt 0 ]; then printf '%s\0' "$@" > "${log}/call-${n}"; fi
 env -0 > "${log}/env-${n}"
 printf 'flux %s\n' "${1:-}" >> "${log}/events"
 case "${1:-}" in
-R) echo '{"version": 1, "execution": {"R_lite": [], "nodelist": ["fake"]}}' ;;
+R)
+  # flux R decode --count=core: FAKE_FLUX_CORES, the node's cores.
+  if [ "${2:-}" = decode ]; then cat > /dev/null; echo "${FAKE_FLUX_CORES-4}"; exit 0; fi
+  echo '{"version": 1, "execution": {"R_lite": [], "nodelist": ["fake"]}}' ;;
 batch)
   if [ -n "${FAKE_FLUX_INITIAL:-}" ]; then bash "${@: -1}"; exit; fi ;;
 start|broker)

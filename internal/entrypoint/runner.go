@@ -169,9 +169,7 @@ func Runner(mc *v1alpha2.MiniCluster, i int, p Plan) string {
 	s.line("chmod 0600 %s", curveCert.sh())
 
 	s.blank()
-	s.line("# Resources: this pod's topology, replicated over every host of the instance.")
-	s.line("hosts=$(cat %s)", hostlistFile.sh())
-	s.line(`flux R encode --hosts="${hosts}" --local > %s`, resourcesFile.sh())
+	encodeResources(s, l, p.Resources)
 	if !quiet {
 		s.line("cat %s", resourcesFile.sh())
 	}

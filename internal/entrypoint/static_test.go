@@ -116,8 +116,20 @@ func staticClaims() map[string]struct {
 			f.Environment = map[string]string{"H": hostile}
 			mc.Spec.Archive.Path = "/a/" + hostile
 		}))},
-		"HostileBatch": {"Hostile batch lines.", claim(4, "echo '$(x)'\n\necho \"`y`\" ; *", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }))},
+		"HostileBatch":  {"Hostile batch lines.", claim(4, "echo '$(x)'\n\necho \"`y`\" ; *", container(func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }))},
+		"PodCoresGPUs":  {"Cores and GPUs from the pod (staticResources).", claim(4, "echo hi")},
+		"PodGPUsOnly":   {"GPUs from the pod on the node's cores (staticResources).", claim(4, "echo hi", run(func(mc *v1alpha2.MiniCluster) { mc.Spec.Logging.Strict = true }))},
+		"NodeResources": {"flux.resources: node (staticResources).", claim(4, "echo hi")},
 	}
+}
+
+// staticResources are the resources internal/plan would decide for the
+// claims of staticClaims that name them (it imports this package, so the
+// tests cannot ask it); every other claim has none.
+var staticResources = map[string]Resources{
+	"PodCoresGPUs":  {Cores: 2, GPUs: 1},
+	"PodGPUsOnly":   {GPUs: 2},
+	"NodeResources": {FromNode: true},
 }
 
 // script is one generated file of one claim.
@@ -133,6 +145,7 @@ func generate(t *testing.T) (map[string][]genScript, map[string]string) {
 		mc := tc.mc
 		reasons[name] = tc.reason
 		p := plan(t, mc, Paths{})
+		p.Resources = staticResources[name]
 		out[name] = append(out[name], genScript{name, "init", Init(mc, p)})
 		for i, c := range mc.Spec.Containers {
 			if c.RunFlux {

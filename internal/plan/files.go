@@ -22,12 +22,13 @@ func (p *Plan) files() field.ErrorList {
 	// from here, so neither decides one of its own.
 	layout := p.Layout
 	script := entrypoint.Plan{
-		Layout:   layout,
-		Name:     mc.Name,
-		Size:     p.Size,
-		Tasks:    mc.Spec.TasksValue(),
-		Quorum:   p.BrokerQuorum,
-		LogLevel: f.LogLevelValue(),
+		Layout:    layout,
+		Name:      mc.Name,
+		Size:      p.Size,
+		Tasks:     mc.Spec.TasksValue(),
+		Quorum:    p.BrokerQuorum,
+		LogLevel:  f.LogLevelValue(),
+		Resources: p.Resources,
 	}
 	commands, errs := entrypoint.Prepare(mc, p.Runner, script)
 	if len(errs) > 0 {

@@ -69,6 +69,9 @@ type Plan struct {
 	// Layout is where everything lives in the pods: the scripts, the
 	// probe and the mounts take their paths from it.
 	Layout entrypoint.Layout
+	// Resources are what every broker offers Flux, the same on every
+	// rank: the runner's cores and GPUs, or the node's (brokerResources).
+	Resources entrypoint.Resources
 	// Files of the entrypoint ConfigMap: broker.toml, hostlist and scripts.
 	Files map[string]string
 }
@@ -119,6 +122,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 		return nil, errs
 	}
 	p.Hosts = hosts(mc, p.MaximumSize)
+	p.Resources = brokerResources(mc, p.Runner)
 	if errs := p.files(); len(errs) > 0 {
 		return nil, errs
 	}

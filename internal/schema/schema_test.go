@@ -147,6 +147,11 @@ func TestValidate(t *testing.T) {
 			obj:    withSpec("  size: 4\n  maxSize: 2\n  containers: [{image: rockylinux:9}]\n"),
 			want:   []string{"spec.maxSize: Invalid value: spec.maxSize must be at least spec.size: lower spec.size, or give a new MiniCluster a larger spec.maxSize (it cannot change once the MiniCluster exists: delete and re-create it to grow beyond it)"},
 		},
+		"FluxResources": {
+			reason: "flux.resources is pod or node.",
+			obj:    withSpec("  flux: {resources: gpus}\n  containers: [{image: rockylinux:9}]\n"),
+			want:   []string{`spec.flux.resources: Unsupported value: "gpus": supported values: "pod", "node", ""`, blockedErr},
+		},
 		"MinSizeAboveSize": {
 			reason: "minSize may not exceed size.",
 			obj:    withSpec("  size: 2\n  minSize: 3\n  containers: [{image: rockylinux:9}]\n"),
@@ -346,6 +351,11 @@ func TestValidateUpdate(t *testing.T) {
 			reason: "connectTimeout has no schema default (the platform's may apply), so the rule on spec.flux keeps it from being added later.",
 			obj:    strings.Replace(old, "    bursting:\n", "    connectTimeout: 10s\n    bursting:\n", 1),
 			want:   []string{"spec.flux: Invalid value: spec.flux.connectTimeout is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"},
+		},
+		"ResourcesAdded": {
+			reason: "flux.resources cannot be added later: the brokers already run with their resource sets.",
+			obj:    strings.Replace(old, "    bursting:\n", "    resources: node\n    bursting:\n", 1),
+			want:   []string{"spec.flux: Invalid value: spec.flux.resources is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"},
 		},
 		"CrossplaneField": {
 			reason: "Crossplane's own fields carry no immutability rule.",

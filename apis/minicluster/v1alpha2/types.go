@@ -434,6 +434,7 @@ type SELinuxOptions struct {
 // +kubebuilder:validation:XValidation:rule="has(self.scheduler) == has(oldSelf.scheduler)",message="spec.flux.scheduler is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.brokerConfig) == has(oldSelf.brokerConfig)",message="spec.flux.brokerConfig is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="has(self.environment) == has(oldSelf.environment)",message="spec.flux.environment is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
+// +kubebuilder:validation:XValidation:rule="has(self.resources) == has(oldSelf.resources)",message="spec.flux.resources is immutable once the MiniCluster exists and cannot be added or removed: delete and re-create the MiniCluster to change it"
 // +kubebuilder:validation:XValidation:rule="!(has(self.curveCert) && size(self.curveCert) > 0 && has(self.curveCertSecret) && size(self.curveCertSecret) > 0)",message="set either curveCert or curveCertSecret, not both",fieldPath=".curveCertSecret"
 // +kubebuilder:validation:XValidation:rule="!(has(self.minimalService) && self.minimalService && has(self.topology) && size(self.topology) > 0)",message="minimalService gives only the lead broker a DNS name, so the overlay must be flat: remove topology or minimalService",fieldPath=".topology"
 // +kubebuilder:validation:XValidation:rule="!(has(self.topology) && size(self.topology) > 0 && has(self.bursting) && (has(self.bursting.leadBroker) || (has(self.bursting.clusters) && size(self.bursting.clusters) > 0)))",message="bursting works only with the flat default overlay: remove topology",fieldPath=".topology"
@@ -552,6 +553,18 @@ type FluxSpec struct {
 	// +kubebuilder:validation:MaxProperties=128
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.environment is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
 	Environment map[string]string `json:"environment,omitempty"`
+
+	// Resources is what each broker offers Flux (its resource set, R). pod,
+	// the default ("" too), is what the runner container was given: its CPU
+	// limit, else its CPU request, rounded up to whole cores (the node's
+	// cores when it has neither), and the GPUs of its nvidia.com/gpu,
+	// amd.com/gpu and gpu.intel.com/<device> limits, numbered from 0. node is
+	// the whole node as hwloc sees it (flux R encode --local), as the Flux
+	// Operator does.
+	// +optional
+	// +kubebuilder:validation:Enum=pod;node;""
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.resources is immutable once the MiniCluster exists: delete and re-create the MiniCluster to change it"
+	Resources string `json:"resources,omitempty"`
 }
 
 // FluxScheduler configures fluxion.
@@ -1090,6 +1103,15 @@ type ContainerVolume struct {
 	// +kubebuilder:validation:MaxProperties=64
 	CSIDriverAttributes map[string]string `json:"csiDriverAttributes,omitempty"`
 }
+
+// Values of spec.flux.resources: where each broker's resource set comes
+// from.
+const (
+	// FluxResourcesPod is what the runner container was given.
+	FluxResourcesPod = "pod"
+	// FluxResourcesNode is the whole node, as hwloc sees it.
+	FluxResourcesNode = "node"
+)
 
 // Phases of a MiniCluster, from its Job.
 const (
