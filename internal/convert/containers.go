@@ -64,7 +64,7 @@ func (c *converter) container(ct *v1alpha1Container, path string, runner bool) v
 		c.note(path+".preCommand", "moved to commands.pre (before any commands.pre): it ran just before commands.pre on every broker pod (the certificate generator it also ran in is gone); if it sets up what flux itself needs (PATH, LD_LIBRARY_PATH), move it to commands.init, which runs before Flux is set up; lines setting asFlux do nothing now")
 	}
 	if ct.Cores != nil {
-		c.note(path+".cores", "no v1alpha2 field: each broker's resources are encoded from its pod's own hardware (flux R encode --local), not from a core count; to give Flux fewer cores, give the pods fewer (Guaranteed resources with the static CPU manager policy); dropped")
+		c.note(path+".cores", "no v1alpha2 field: each broker offers Flux its runner's CPU limit (else its CPU request) in whole cores, else the node's; to give Flux N cores, set resources.limits.cpu: N on the runner; dropped")
 	}
 	if ct.Diagnostics != nil && !*ct.Diagnostics {
 		c.note(path+".diagnostics", "no v1alpha2 field, and false is what v1alpha2 does: dropped")
