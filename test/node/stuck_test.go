@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -176,13 +177,42 @@ func TestStuckLimitRange(t *testing.T) {
 }
 
 // TestStuckMissingServiceAccount: spec.pod.serviceAccountName names a
-// ServiceAccount the namespace does not have.
+// ServiceAccount the namespace does not have. The default policy refuses
+// it outright; under a policy that names it (policy.serviceAccounts.names)
+// the Job is composed, and the MiniCluster says why it has no pods.
 func TestStuckMissingServiceAccount(t *testing.T) {
 	cp := nodePlane(t, driver.ShapeClaims)
 	ns := namespace(t, cp, "stuck-sa")
 	mustKubectl(t, cp, "apply", "-f", stuckManifest(t, ns, func(o map[string]any) {
 		_ = unstructured.SetNestedField(o, "flux-runner", "spec", "pod", "serviceAccountName")
 	}))
+	// Under the default policy a ServiceAccount that does not exist is
+	// refused before anything is composed.
+	eventually(t, time.Minute, "Valid=False (Policy) naming policy.serviceAccounts", func() error {
+		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o",
+			`jsonpath={.status.conditions[?(@.type=="Valid")].reason}{"\n"}{.status.conditions[?(@.type=="Valid")].message}`)
+		if err != nil {
+			return err
+		}
+		if reason, msg, _ := strings.Cut(out, "\n"); reason != "Policy" || !strings.Contains(msg, "(policy.serviceAccounts)") || !strings.Contains(msg, `ServiceAccount "flux-runner" does not exist`) {
+			return fmt.Errorf("Valid: %q", out)
+		}
+		return nil
+	})
+	// A platform whose policy names the ServiceAccount its tenants' jobs
+	// run as, which it provisions in each namespace (late, here): the Job
+	// is composed and cannot create its pods.
+	t.Cleanup(func() {
+		if _, err := cp.SetPolicy(context.Background(), cp.Options().Policy); err != nil {
+			t.Errorf("cannot restore the policy: %v", err)
+		}
+	})
+	if _, err := cp.SetPolicy(context.Background(), map[string]any{
+		"serviceAccounts": map[string]any{"names": []any{"default", "flux-runner"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, cp, "annotate", "minicluster", "flux-sample", "-n", ns, "--overwrite", "e2e.flux-framework.org/policy=flux-runner")
 	wantStuck(t, cp, ns, jobFailedCreate(t, cp, ns),
 		"FailedCreate", "the Job cannot create its pods: ", `serviceaccount "flux-runner" not found`)
 }
