@@ -61,7 +61,9 @@ func parseIDSet(s string) ([]int, error) {
 		}
 		b := a
 		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
+			// flux's idset_decode refuses a range that does not ascend,
+			// 0-0 too.
+			if b, err = strconv.Atoi(hi); err != nil || b <= a {
 				return nil, &idsetError{s}
 			}
 		}

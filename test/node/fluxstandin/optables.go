@@ -6,6 +6,7 @@ package main
 // (jobOpts, startOpts, brokerOpts); module load and remove share one.
 var optTables = map[string][]opt{
 	"flux R encode":       {{'r', "ranks", true}, {'c', "cores", true}, {'g', "gpus", true}, {'H', "hosts", true}, {'l', "local", false}},
+	"flux R decode":       {{'c', "count", true}},
 	"flux cancel":         {{'m', "message", true}, {'q', "quiet", false}},
 	"flux job attach":     {{'l', "label-io", false}, {'q', "quiet", false}, {'v', "verbose", false}},
 	"flux job wait":       {{'a', "all", false}, {'v', "verbose", false}},

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -163,8 +164,11 @@ func encodeHostlist(hosts []string) string {
 	return strings.Join(out, ",")
 }
 
-// cmdR is flux R; only encode is done.
+// cmdR is flux R; encode, and decode's --count.
 func cmdR(args []string, io stdio) int {
+	if len(args) > 0 && args[0] == "decode" {
+		return cmdRDecode(args[1:], io)
+	}
 	if len(args) == 0 || args[0] != "encode" {
 		what := "flux R"
 		if len(args) > 0 {
@@ -245,4 +249,48 @@ func rEncode(o opts) (string, error) {
 		rs = append(rs, rRank{Rank: r, Host: hosts[i], Cores: coreIDs, GPUs: gpuIDs})
 	}
 	return encodeR(rs), nil
+}
+
+// cmdRDecode is cmd_decode of flux-R.c as far as --count goes: the number
+// of nodes, cores or GPUs of the R read on stdin.
+func cmdRDecode(args []string, io stdio) int {
+	o, err := parseOpts("flux R decode", optTables["flux R decode"], args)
+	if err != nil {
+		return fail(io, err)
+	}
+	if len(o.rest) > 0 {
+		return fail(io, fmt.Errorf("flux-R: unexpected argument %q", o.rest[0]))
+	}
+	typ := o.last("count", "")
+	if typ == "" {
+		return fail(io, notImplemented("flux R decode without --count"))
+	}
+	b, err := readAll(io.in)
+	if err != nil {
+		return fail(io, err)
+	}
+	rs, err := decodeR(b)
+	if err != nil {
+		return fail(io, fmt.Errorf("flux-R: Failed to read an R object: %s", err))
+	}
+	n := 0
+	for _, r := range rs {
+		switch typ {
+		case "node":
+			n++
+		case "core":
+			n += len(r.Cores)
+		case "gpu":
+			n += len(r.GPUs)
+		}
+	}
+	_, _ = fmt.Fprintln(io.out, n)
+	return 0
+}
+
+func readAll(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	return io.ReadAll(r)
 }

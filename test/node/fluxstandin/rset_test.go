@@ -25,6 +25,16 @@ func TestREncode(t *testing.T) {
 			args:   []string{"-H", "a,b", "-c", "0-3", "-g", "0"},
 			want:   `{"version": 1, "execution": {"R_lite": [{"rank": "0-1", "children": {"core": "0-3", "gpu": "0"}}], "starttime": 0.0, "expiration": 0.0, "nodelist": ["a,b"]}}`,
 		},
+		"OneCore": {
+			reason: "The runner's cpu: 1 is --cores=0.",
+			args:   []string{"--hosts=flux-sample-[0-1]", "--cores=0"},
+			want:   `{"version": 1, "execution": {"R_lite": [{"rank": "0-1", "children": {"core": "0"}}], "starttime": 0.0, "expiration": 0.0, "nodelist": ["flux-sample-[0-1]"]}}`,
+		},
+		"RangeOfOne": {
+			reason:  "flux's idset_decode refuses 0-0: a range must ascend.",
+			args:    []string{"--cores=0-0"},
+			wantErr: "invalid idset: 0-0",
+		},
 		"Ranks": {
 			reason: "--ranks picks the ranks; hosts follow in order.",
 			args:   []string{"--ranks=2-3", "--hosts=n-[5-6]"},
@@ -131,5 +141,24 @@ func TestJobID(t *testing.T) {
 	t.Setenv("LANG", "en_US.UTF-8")
 	if s := f58(58); s != "ƒ21" {
 		t.Errorf("f58(58) in a UTF-8 locale = %q, want ƒ21", s)
+	}
+}
+
+// TestRDecodeCount is what the runner does to put GPUs on the node's
+// cores: count the cores of flux R encode --local.
+func TestRDecodeCount(t *testing.T) {
+	r := `{"version": 1, "execution": {"R_lite": [{"rank": "0-1", "children": {"core": "0-3", "gpu": "0-1"}}], "starttime": 0.0, "expiration": 0.0, "nodelist": ["a,b"]}}`
+	for typ, want := range map[string]string{"core": "8\n", "gpu": "4\n", "node": "2\n"} {
+		var out, errb strings.Builder
+		if code := run([]string{"R", "decode", "--count=" + typ}, stdio{strings.NewReader(r), &out, &errb}); code != 0 {
+			t.Fatalf("flux R decode --count=%s: exit %d: %s", typ, code, errb.String())
+		}
+		if diff := cmp.Diff(want, out.String()); diff != "" {
+			t.Errorf("--count=%s: -want, +got:\n%s", typ, diff)
+		}
+	}
+	var out, errb strings.Builder
+	if code := run([]string{"R", "decode", "--count=core"}, stdio{strings.NewReader(""), &out, &errb}); code == 0 {
+		t.Errorf("an empty R is counted (%q): flux refuses it", out.String())
 	}
 }
