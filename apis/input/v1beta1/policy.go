@@ -111,7 +111,7 @@ type ServiceAccountPolicy struct {
 	// minicluster.flux-framework.org/allowed=true (default: default, the
 	// one every namespace has; [] for none). "*" allows any.
 	// +optional
-	Names []string `json:"names,omitempty"`
+	Names []string `json:"names"`
 
 	// AutomountToken lets a claim mount its ServiceAccount's token
 	// (spec.pod.automountServiceAccountToken). Default false: a token is
@@ -149,7 +149,7 @@ type TolerationPolicy struct {
 	// (operator Exists) tolerates every taint and is refused whenever
 	// any key is forbidden. Set to [] to forbid nothing.
 	// +optional
-	ForbiddenKeys []string `json:"forbiddenKeys,omitempty"`
+	ForbiddenKeys []string `json:"forbiddenKeys"`
 
 	// Enforced tolerations are added to every pod.
 	// +optional
@@ -178,7 +178,7 @@ type MetadataPolicy struct {
 	// prefixes carry meaning to its components. Set to [] to forbid
 	// nothing.
 	// +optional
-	ForbiddenPrefixes []string `json:"forbiddenPrefixes,omitempty"`
+	ForbiddenPrefixes []string `json:"forbiddenPrefixes"`
 }
 
 // Defaults of the policy, the secure ones.
@@ -202,7 +202,9 @@ func DefaultForbiddenPrefixes() []string {
 
 // Effective is p with every field left out set to its default, so that
 // the checks read one complete policy. A list left out (nil) takes its
-// default; an empty list ([] in the input) stays empty.
+// default; an empty list ([] in the input) stays empty. The lists whose
+// default is not empty have no omitempty, so that [] survives encoding
+// (nil encodes as null, which decodes to nil again).
 func (p Policy) Effective() Policy {
 	out := *p.DeepCopy()
 	if out.PodSecurity.DefaultLevel == "" {
