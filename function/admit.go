@@ -215,6 +215,12 @@ func mapContainers(t *podsecurity.Template, cs []*v1alpha2.MiniClusterContainer,
 			name = runnerName
 		}
 		t.Containers[name] = p.Index(i)
+		if sc := c.SecurityContext; len(sc.AddCapabilities) > 0 && (sc.Capabilities == nil || len(sc.Capabilities.Add) == 0) {
+			if t.AddCapabilities == nil {
+				t.AddCapabilities = map[string]bool{}
+			}
+			t.AddCapabilities[name] = true
+		}
 		for k := range c.Volumes {
 			if _, ok := t.Volumes[k]; !ok {
 				t.Volumes[k] = p.Index(i).Child("volumes").Key(k)

@@ -126,7 +126,13 @@ func TestRunFunctionAdmission(t *testing.T) {
 			reason: "The services Pod is checked too, its containers named by spec.services.",
 			spec:   `{"size":2,"logging":{"quiet":true},"containers":[{"image":"rockylinux:9","command":"echo hi"}],"services":[{"name":"db","image":"postgres","securityContext":{"addCapabilities":["SYS_ADMIN"]}}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`,
 			ns:     namespace("enforce=baseline"),
-			want:   want{asked: true, fatal: []string{"the services Pod: non-default capabilities", "set spec.services[0].securityContext.capabilities.add"}},
+			want:   want{asked: true, fatal: []string{"the services Pod: non-default capabilities", "set spec.services[0].securityContext.addCapabilities"}},
+		},
+		"CapabilitiesAdd": {
+			reason: "The message names the spelling the claim used: capabilities.add here, addCapabilities above.",
+			spec:   `{"size":2,"containers":[{"image":"rockylinux:9","command":"echo hi","securityContext":{"capabilities":{"add":["SYS_ADMIN"]}}}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`,
+			ns:     namespace("enforce=baseline"),
+			want:   want{asked: true, fatal: []string{"non-default capabilities", "set spec.containers[0].securityContext.capabilities.add"}},
 		},
 		"PrivilegedWithoutEscalation": {
 			reason: "The schema refuses allowPrivilegeEscalation: false on a privileged container, as Kubernetes does, before anything is asked.",

@@ -40,6 +40,10 @@ type Template struct {
 	Containers map[string]*field.Path
 	// Volumes maps a volume name to the claim path that declares it.
 	Volumes map[string]*field.Path
+	// AddCapabilities names the containers that add capabilities under
+	// the claim's other spelling, securityContext.addCapabilities, which
+	// the message then names instead of securityContext.capabilities.add.
+	AddCapabilities map[string]bool
 }
 
 // Violation is one Pod Security check a template fails.
@@ -163,7 +167,11 @@ func violations(eval policy.Evaluator, lv api.LevelVersion, t *Template) []Viola
 			// fix: a container (or volume) that fails it only through the
 			// pod is not named.
 			if !podLevel[f.ForbiddenReason] {
-				add(f.ForbiddenReason, cp.Child(containerField(f.ForbiddenReason)))
+				name := containerField(f.ForbiddenReason)
+				if f.ForbiddenReason == "non-default capabilities" && t.AddCapabilities[c.Name] {
+					name = "securityContext.addCapabilities"
+				}
+				add(f.ForbiddenReason, cp.Child(name))
 			}
 		}
 	}
