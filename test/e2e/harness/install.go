@@ -119,6 +119,12 @@ func (cp *ControlPlane) Install(ctx context.Context) error {
 // setPlatformDefault sets one of the function input's platform defaults
 // in a Composition's pipeline.
 func setPlatformDefault(comp *unstructured.Unstructured, key, value string) error {
+	return setInputField(comp, value, "defaults", key)
+}
+
+// setInputField sets a field of the function input, at path below input,
+// in every step of a Composition's pipeline.
+func setInputField(comp *unstructured.Unstructured, value any, path ...string) error {
 	steps, _, err := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
 	if err != nil {
 		return err
@@ -128,7 +134,7 @@ func setPlatformDefault(comp *unstructured.Unstructured, key, value string) erro
 		if !ok {
 			continue
 		}
-		if err := unstructured.SetNestedField(m, value, "input", "defaults", key); err != nil {
+		if err := unstructured.SetNestedField(m, value, append([]string{"input"}, path...)...); err != nil {
 			return err
 		}
 	}

@@ -40,24 +40,11 @@ func (cp *ControlPlane) compositionObjects(path string, policy map[string]any) (
 
 // setInput sets a key of the function input in a Composition's pipeline.
 func setInput(comp *unstructured.Unstructured, key string, value map[string]any) error {
-	steps, _, err := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
-	if err != nil {
-		return err
-	}
 	v, err := normalize(value)
 	if err != nil {
 		return err
 	}
-	for _, st := range steps {
-		m, ok := st.(map[string]any)
-		if !ok {
-			continue
-		}
-		if err := unstructured.SetNestedField(m, v, "input", key); err != nil {
-			return err
-		}
-	}
-	return unstructured.SetNestedSlice(comp.Object, steps, "spec", "pipeline")
+	return setInputField(comp, v, key)
 }
 
 // normalize is v as the API server gives it back (JSON numbers, []any):
