@@ -7,10 +7,10 @@
 #   hack/tools.sh versions            print the pinned versions
 #
 # Tool names: crossplane-cli crossplane-core kubernetes controller-gen crane
-# golangci-lint etcd shellcheck czmq node coredns. Binary names for `path`:
-# crossplane-cli crossplane-core kube-apiserver kube-controller-manager
-# kube-scheduler kubelet kubectl controller-gen crane golangci-lint etcd
-# shellcheck coredns containerd ctr runc mmdebstrap. `node` is the real
+# golangci-lint etcd shellcheck czmq node coredns kueue. Binary names for
+# `path`: crossplane-cli crossplane-core kube-apiserver
+# kube-controller-manager kube-scheduler kubelet kubectl controller-gen crane
+# golangci-lint etcd shellcheck coredns kueue containerd ctr runc mmdebstrap. `node` is the real
 # node's Debian packages (containerd, runc, CNI plugins, mmdebstrap).
 #
 # Cache root: ${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}.
@@ -27,6 +27,7 @@ CONTROLLER_GEN_VERSION=v0.20.0  # module sigs.k8s.io/controller-tools
 CRANE_VERSION=v0.21.9           # module github.com/google/go-containerregistry (as used by the CLI)
 GOLANGCI_LINT_VERSION=v2.15.0   # module github.com/golangci/golangci-lint/v2 (config: .golangci.yml)
 COREDNS_VERSION=v1.13.1         # module github.com/coredns/coredns (only the plugins the real node needs)
+KUEUE_VERSION=v0.17.0           # module sigs.k8s.io/kueue (cmd/kueue, the controller manager; its CRDs and webhooks come from the same module)
 
 CROSSPLANE_CLI_MODULE=github.com/crossplane/cli/v2
 CROSSPLANE_CORE_MODULE=github.com/crossplane/crossplane/v2
@@ -35,12 +36,13 @@ CONTROLLER_GEN_MODULE=sigs.k8s.io/controller-tools
 CRANE_MODULE=github.com/google/go-containerregistry
 GOLANGCI_LINT_MODULE=github.com/golangci/golangci-lint/v2
 COREDNS_MODULE=github.com/coredns/coredns
+KUEUE_MODULE=sigs.k8s.io/kueue
 # The real node's Debian packages: the container runtime and its low-level
 # runtime, the CNI plugins (bridge, host-local, loopback), mmdebstrap for the
 # images and iproute2 for the node's bridge.
 NODE_PACKAGES=(containerd runc containernetworking-plugins mmdebstrap iproute2)
 
-ALL_TOOLS=(controller-gen golangci-lint etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes node coredns)
+ALL_TOOLS=(controller-gen golangci-lint etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes node coredns kueue)
 
 ROOT="${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}"
 
@@ -56,7 +58,7 @@ usage: $0 install [NAME...]      install tools (default: all)
 
 tools:    ${ALL_TOOLS[*]}
 binaries: crossplane-cli crossplane-core kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl
-          controller-gen crane golangci-lint etcd shellcheck coredns containerd ctr
+          controller-gen crane golangci-lint etcd shellcheck coredns kueue containerd ctr
 cache:    $ROOT (override with MC_TOOLS_DIR)
 EOF
 }
@@ -175,6 +177,7 @@ tool_dir() { # NAME -> versioned directory
 	crane) echo "$ROOT/crane-$CRANE_VERSION" ;;
 	golangci-lint) echo "$ROOT/golangci-lint-$GOLANGCI_LINT_VERSION" ;;
 	coredns) echo "$ROOT/coredns-$COREDNS_VERSION" ;;
+	kueue) echo "$ROOT/kueue-$KUEUE_VERSION" ;;
 	*) die "unknown tool $1" ;;
 	esac
 }
@@ -188,8 +191,9 @@ bin_path() { # BINARY -> absolute path (may not exist)
 	crane) echo "$(tool_dir crane)/crane" ;;
 	golangci-lint) echo "$(tool_dir golangci-lint)/golangci-lint" ;;
 	coredns) echo "$(tool_dir coredns)/coredns" ;;
+	kueue) echo "$(tool_dir kueue)/kueue" ;;
 	etcd | shellcheck | containerd | ctr | runc | mmdebstrap) command -v "$1" 2>/dev/null || echo "/nonexistent/$1" ;;
-	*) die "unknown binary $1 (want one of: crossplane-cli crossplane-core kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl controller-gen crane golangci-lint etcd shellcheck coredns containerd ctr runc mmdebstrap)" ;;
+	*) die "unknown binary $1 (want one of: crossplane-cli crossplane-core kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl controller-gen crane golangci-lint etcd shellcheck coredns kueue containerd ctr runc mmdebstrap)" ;;
 	esac
 }
 
@@ -214,8 +218,20 @@ present() { # NAME -> true if installed and working
 	czmq) [[ -f /usr/include/czmq.h ]] ;;
 	node) node_present ;;
 	coredns) runs_version "CoreDNS-${COREDNS_VERSION#v}" "$(bin_path coredns)" -version ;;
+	kueue) kueue_present ;;
 	*) die "unknown tool $1" ;;
 	esac
+}
+
+# Kueue's manager has no version flag (it starts a controller): the Go
+# build information says which module version it was built from.
+kueue_present() {
+	local bin out
+	bin=$(bin_path kueue)
+	[[ -x "$bin" ]] || return 1
+	command -v go >/dev/null 2>&1 || return 1
+	out=$(go version -m "$bin" 2>/dev/null) || return 1
+	printf '%s\n' "$out" | grep -Eq "^[[:space:]]+mod[[:space:]]+$KUEUE_MODULE[[:space:]]+$KUEUE_VERSION([[:space:]]|\$)"
 }
 
 node_present() {
@@ -239,6 +255,7 @@ tool_version() {
 	czmq) (dpkg-query -W -f='${Version}' libczmq-dev 2>/dev/null || true) ;;
 	node) (dpkg-query -W -f='${Version}' containerd 2>/dev/null || true) ;;
 	coredns) echo "$COREDNS_VERSION" ;;
+	kueue) echo "$KUEUE_VERSION" ;;
 	esac
 }
 
@@ -394,6 +411,13 @@ GO
 	cleanup
 	WORK=""
 }
+# Kueue's manager (cmd/kueue), with every job integration compiled in as
+# upstream ships it; the harness enables only batch/job in its
+# configuration. The module has no replace directives, so go install works.
+build_kueue() {
+	go_install_tool kueue "$KUEUE_MODULE" "$KUEUE_VERSION" cmd/kueue \
+		"-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
+}
 build_shellcheck() { apt_install shellcheck; }
 # CZMQ is the independent oracle the CURVE certificate tests load our
 # certificates with (internal/curve, CURVE_CZMQ_TEST=1).
@@ -413,6 +437,7 @@ build_note() {
 	czmq) echo "Debian package libczmq-dev" ;;
 	node) echo "Debian packages ${NODE_PACKAGES[*]}" ;;
 	coredns) echo "cold build ~2-7 min on 2 cores" ;;
+	kueue) echo "cold build ~3-6 min on 2 cores" ;;
 	esac
 }
 
@@ -496,6 +521,7 @@ controller-gen  $CONTROLLER_GEN_MODULE $CONTROLLER_GEN_VERSION
 crane           $CRANE_MODULE $CRANE_VERSION
 golangci-lint   $GOLANGCI_LINT_MODULE $GOLANGCI_LINT_VERSION
 coredns         $COREDNS_MODULE $COREDNS_VERSION
+kueue           $KUEUE_MODULE $KUEUE_VERSION
 node            debian ${NODE_PACKAGES[*]}
 etcd            debian etcd-server
 shellcheck      debian shellcheck
