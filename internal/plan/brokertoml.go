@@ -13,12 +13,28 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
 )
 
-// checkBrokerConfig reads a user's broker.toml as Flux will and checks
-// that every broker of this cluster finds its hostname in it, this cluster's
-// lead broker first (rank 0). It returns the number of hosts the file lists
-// (0 without a bootstrap hosts list).
-func checkBrokerConfig(mc *v1alpha2.MiniCluster, maximumSize int32, p *field.Path) (int, field.ErrorList) {
+// brokerTOML is a user's broker.toml, decoded once per plan as Flux reads
+// it: doc, or err when the file is not TOML. Both are nil without one.
+type brokerTOML struct {
+	doc *brokerconfig.Document
+	err error
+}
+
+// decodeBrokerConfig decodes mc's spec.flux.brokerConfig, when it has one.
+func decodeBrokerConfig(mc *v1alpha2.MiniCluster) brokerTOML {
+	if mc.Spec.Flux.BrokerConfig == "" {
+		return brokerTOML{}
+	}
 	doc, err := brokerconfig.Decode([]byte(mc.Spec.Flux.BrokerConfig))
+	return brokerTOML{doc: doc, err: err}
+}
+
+// checkBrokerConfig checks a user's broker.toml (bt, decoded) as Flux will
+// read it: that every broker of this cluster finds its hostname in it, this
+// cluster's lead broker first (rank 0). It returns the number of hosts the
+// file lists (0 without a bootstrap hosts list).
+func checkBrokerConfig(mc *v1alpha2.MiniCluster, bt brokerTOML, maximumSize int32, p *field.Path) (int, field.ErrorList) {
+	doc, err := bt.doc, bt.err
 	if err != nil {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
@@ -147,18 +163,14 @@ func rankZeroWithout(kind, example string, p *field.Path) *field.Error {
 }
 
 // brokerConfigHosts is the number of hosts the bootstrap list of a user's
-// broker.toml declares, or 0 without one (or with one Flux refuses, which
-// checkBrokerConfig reports).
-func brokerConfigHosts(mc *v1alpha2.MiniCluster) int {
-	if mc.Spec.Flux.BrokerConfig == "" {
-		return 0
-	}
-	doc, err := brokerconfig.Decode([]byte(mc.Spec.Flux.BrokerConfig))
-	if err != nil || doc.Bootstrap == nil {
+// broker.toml (bt, decoded) declares, or 0 without one (or with one Flux
+// refuses, which checkBrokerConfig reports).
+func brokerConfigHosts(bt brokerTOML) int {
+	if bt.err != nil || bt.doc == nil || bt.doc.Bootstrap == nil {
 		return 0
 	}
 	total := 0
-	for _, h := range doc.Bootstrap.Hosts {
+	for _, h := range bt.doc.Bootstrap.Hosts {
 		if h.Host == nil {
 			continue
 		}

@@ -95,7 +95,7 @@ func TestCheckBrokerConfig(t *testing.T) {
 	for name, tc := range brokerConfigCases {
 		t.Run(name, func(t *testing.T) {
 			m := mc(withFlux(func(f *v1alpha2.FluxSpec) { f.BrokerConfig = tc.doc }))
-			n, errs := checkBrokerConfig(m, 4, field.NewPath("spec", "flux", "brokerConfig"))
+			n, errs := checkBrokerConfig(m, decodeBrokerConfig(m), 4, field.NewPath("spec", "flux", "brokerConfig"))
 			var got []string
 			for _, e := range errs {
 				got = append(got, strings.TrimPrefix(e.Error(), "spec.flux.brokerConfig: "))
@@ -119,14 +119,14 @@ func FuzzCheckBrokerConfig(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
 		m := mc(withFlux(func(f *v1alpha2.FluxSpec) { f.BrokerConfig = doc }))
-		n, errs := checkBrokerConfig(m, 4, field.NewPath("spec", "flux", "brokerConfig"))
+		n, errs := checkBrokerConfig(m, decodeBrokerConfig(m), 4, field.NewPath("spec", "flux", "brokerConfig"))
 		for _, e := range errs {
 			if e.Field != "spec.flux.brokerConfig" {
 				t.Errorf("error of another field: %v", e)
 			}
 		}
-		if len(errs) == 0 && doc != "" && n != brokerConfigHosts(m) {
-			t.Errorf("checkBrokerConfig counts %d hosts, brokerConfigHosts %d", n, brokerConfigHosts(m))
+		if len(errs) == 0 && doc != "" && n != brokerConfigHosts(decodeBrokerConfig(m)) {
+			t.Errorf("checkBrokerConfig counts %d hosts, brokerConfigHosts %d", n, brokerConfigHosts(decodeBrokerConfig(m)))
 		}
 	})
 }

@@ -60,7 +60,7 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 	// bootstrap list, this cluster's and the others'.
 	hosts := instanceHosts(mc, plan.MaximumSize)
 	if f.BrokerConfig != "" {
-		n, e := checkBrokerConfig(mc, plan.MaximumSize, p.Child("brokerConfig"))
+		n, e := checkBrokerConfig(mc, plan.brokerTOML, plan.MaximumSize, p.Child("brokerConfig"))
 		errs = append(errs, e...)
 		if n > 0 {
 			hosts = n

@@ -74,6 +74,10 @@ type Plan struct {
 	Resources entrypoint.Resources
 	// Files of the entrypoint ConfigMap: broker.toml, hostlist and scripts.
 	Files map[string]string
+
+	// brokerTOML is spec.flux.brokerConfig, decoded once for the checks
+	// and the quorum.
+	brokerTOML brokerTOML
 }
 
 // Clamped tells whether spec.size asks for more pods than the maximum.
@@ -92,9 +96,10 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 		MaximumSize:      MaximumSize(mc),
 		Runner:           s.Runner(),
 		Layout:           entrypoint.Layout{MountPath: s.Flux.Container.MountPath},
+		brokerTOML:       decodeBrokerConfig(mc),
 	}
 	p.Size = min(p.RequestedSize, p.MaximumSize)
-	p.BrokerQuorum = brokerQuorum(mc, p.Size, p.MaximumSize)
+	p.BrokerQuorum = brokerQuorum(mc, brokerConfigHosts(p.brokerTOML), p.Size, p.MaximumSize)
 	p.ReadyQuorum = p.BrokerQuorum
 	if p.ReadyQuorum == 0 {
 		p.ReadyQuorum = p.Size
@@ -140,15 +145,15 @@ func MaximumSize(mc *v1alpha2.MiniCluster) int32 {
 }
 
 // brokerQuorum is minSize when set, else the current size whenever the host
-// list declares more hosts than that (room to grow, bursting, or hosts of a
-// brokerConfig past this cluster's pods, which join later if ever), else 0:
-// every host, Flux's default.
-func brokerQuorum(mc *v1alpha2.MiniCluster, size, maximumSize int32) int32 {
+// list declares more hosts than that (room to grow, bursting, or the
+// configHosts of a brokerConfig past this cluster's pods, which join later
+// if ever), else 0: every host, Flux's default.
+func brokerQuorum(mc *v1alpha2.MiniCluster, configHosts int, size, maximumSize int32) int32 {
 	if mc.Spec.MinSize > 0 {
 		return min(mc.Spec.MinSize, size)
 	}
 	b := &mc.Spec.Flux.Bursting
-	if maximumSize > size || len(b.Clusters) > 0 || b.Hostlist != "" || brokerConfigHosts(mc) > int(maximumSize) {
+	if maximumSize > size || len(b.Clusters) > 0 || b.Hostlist != "" || configHosts > int(maximumSize) {
 		return size
 	}
 	return 0
