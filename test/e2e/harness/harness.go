@@ -96,6 +96,7 @@ type ControlPlane struct {
 
 	etcd, apiserver, kcm, crossplane, function *process
 	node                                       *Node
+	kueue                                      *Kueue
 
 	mu      sync.Mutex
 	stopped bool
@@ -211,6 +212,11 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}
 	if opts.Node != nil {
 		if err := step("starting the real node (containerd, CoreDNS, kube-scheduler, kubelet)", cp.startNode); err != nil {
+			return cp, err
+		}
+	}
+	if opts.Kueue != nil {
+		if err := step("starting Kueue (CRDs, manager, webhooks)", cp.startKueue); err != nil {
 			return cp, err
 		}
 	}

@@ -34,6 +34,9 @@ func (cp *ControlPlane) Stop() error {
 	// Nothing makes pods once Crossplane and the controllers are gone; the
 	// node then drains through the API server before it stops.
 	stop(cp.crossplane, cp.function, cp.kcm)
+	if cp.kueue != nil {
+		errs = append(errs, cp.kueue.stop()...)
+	}
 	if cp.node != nil {
 		errs = append(errs, cp.node.stop()...)
 	}
@@ -78,6 +81,9 @@ func (cp *ControlPlane) Pids() map[string]int {
 	ps := []*process{cp.etcd, cp.apiserver, cp.kcm, cp.crossplane, cp.function}
 	if n := cp.node; n != nil {
 		ps = append(ps, n.containerd, n.coredns, n.scheduler, n.kubelet)
+	}
+	if k := cp.kueue; k != nil {
+		ps = append(ps, k.proc)
 	}
 	for _, p := range ps {
 		if p != nil && p.pid() != 0 && p.alive() == nil {

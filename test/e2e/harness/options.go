@@ -57,6 +57,9 @@ type Options struct {
 	// Node, when set, adds a real node beside the control plane: kubelet,
 	// kube-scheduler, containerd, CoreDNS (node.go). It needs root.
 	Node *NodeOptions
+	// Kueue, when set, runs Kueue beside the control plane (kueue.go):
+	// its CRDs, its manager and its admission webhooks. It needs root.
+	Kueue *KueueOptions
 }
 
 // Options returns the options the control plane started with.
