@@ -130,15 +130,21 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	if w := chooseView(mc, claimView, in.Defaults); w != "" {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
-	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets})
-	if len(errs) > 0 {
-		fatal(rsp, errors.New(FormatErrors(errs)))
+	if msg := queueConflict(mc); msg != "" {
+		fatal(rsp, errors.New("invalid MiniCluster: "+msg))
 		return rsp, nil
 	}
-
 	observed, err := request.GetObservedComposedResources(req)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composed resources"))
+		return rsp, nil
+	}
+	// A MiniCluster Kueue admitted keeps the size it was admitted with
+	// (kueue.go says why): it is planned at that size.
+	admittedSize := keepAdmittedSize(mc, observedJob(observed))
+	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets})
+	if len(errs) > 0 {
+		fatal(rsp, errors.New(FormatErrors(errs)))
 		return rsp, nil
 	}
 	platform := append(append([]v1alpha2.Toleration(nil), in.Defaults.Tolerations...), pol.Tolerations.Enforced...)
@@ -153,7 +159,9 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		return rsp, nil
 	}
 
-	if p.Clamped() {
+	if admittedSize != "" {
+		response.ConditionFalse(rsp, ConditionScaled, ReasonAdmittedByKueue).WithMessage(admittedSize).TargetCompositeAndClaim()
+	} else if p.Clamped() {
 		msg := fmt.Sprintf("spec.size %d exceeds the maximum size %d fixed when this MiniCluster was created (the broker configuration declares %d hosts): running %d pods; lower spec.size, or re-create the MiniCluster with a larger spec.maxSize", p.RequestedSize, p.MaximumSize, p.MaximumSize, p.Size)
 		response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
 		response.ConditionFalse(rsp, ConditionScaled, "SizeAboveMaximum").WithMessage(msg).TargetCompositeAndClaim()
@@ -227,6 +235,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		}
 		stampVersion(u)
 		if o.Name == render.KeyJob {
+			labelJobQueue(&u.Unstructured, QueueName(mc))
 			if err := keepRunningJobSpec(u, observed[resource.Name(o.Name)]); err != nil {
 				response.Fatal(rsp, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one"))
 				return rsp, nil

@@ -79,6 +79,16 @@ func (s *ClusterStatus) observeBrokers(req *fnv1.RunFunctionRequest, rsp *fnv1.R
 	if job == nil {
 		return nil
 	}
+	if s.Phase == PhaseQueued {
+		// No pods yet: Kueue says why (the Workload and the LocalQueue
+		// are read only while the Job waits).
+		r, err := queueReport(req, rsp, p, job)
+		if err != nil {
+			return err
+		}
+		response.ConditionFalse(rsp, ConditionBrokers, r.reason).WithMessage(r.message).TargetCompositeAndClaim()
+		return nil
+	}
 	if jobReady(job, p.ReadyQuorum) {
 		response.ConditionTrue(rsp, ConditionBrokers, ReasonBrokersUp).
 			WithMessage(upMessage(ptr.Deref(job.Status.Ready, 0), p.Size)).TargetCompositeAndClaim()

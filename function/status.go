@@ -83,6 +83,8 @@ func status(p *plan.Plan, observed map[resource.Name]resource.ObservedComposed, 
 			st.Message = succeededMessage(job)
 		case st.Job.Ready >= p.ReadyQuorum:
 			st.Phase = v1alpha2.PhaseRunning
+		case jobQueued(job):
+			st.Phase = PhaseQueued
 		}
 	}
 	if o, ok := observed[render.KeyLeadBroker]; ok && o.Resource != nil {
