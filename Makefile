@@ -70,8 +70,8 @@ e2e: ## End-to-end tests on a real control plane: etcd, kube-apiserver, controll
 		go test $(GO_TEST_FLAGS) -count=1 -timeout=45m -v ./test/e2e/...
 
 .PHONY: e2e-node
-e2e-node: ## The README's flows and every example on a real node (kubelet, containerd, CoreDNS, images built here); needs root. MC_FLUX_PREFIX=DIR for real flux-core instead of the stand-in.
-	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
+e2e-node: ## The README's flows and every example on a real node (kubelet, containerd, CoreDNS, Kueue, images built here); needs root. MC_FLUX_PREFIX=DIR for real flux-core instead of the stand-in.
+	@$(TOOLS) install kubernetes etcd crossplane-core node coredns kueue
 	$(E2E_ENV) MC_E2E_NODE=1 go test $(GO_TEST_FLAGS) -count=1 -timeout=40m -v ./test/node/
 
 .PHONY: e2e-node-timings
@@ -100,8 +100,8 @@ LOAD_STEADY ?= 5m
 LOAD_TIMEOUT ?= 30m
 
 .PHONY: dev-up
-dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function) and, as root, a real node in the background; prints export KUBECONFIG=...
-	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
+dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function) and, as root, a real node and Kueue in the background; prints export KUBECONFIG=...
+	@$(TOOLS) install kubernetes etcd crossplane-core node coredns kueue
 	@go build -o $(BIN)/devenv ./test/e2e/cmd/devenv
 	@$(BIN)/devenv up
 

@@ -82,6 +82,7 @@ var examples = map[string]exampleCase{
 	"hello-world":     {reason: "the README's example", want: succeeds, logHas: []string{"hello world"}},
 	"hooks":           {reason: "commands hooks and the strace wrapper", want: succeeds, logHas: []string{"running on"}},
 	"interactive":     {reason: "the README's interactive example", want: staysUp},
+	"kueue":           {reason: "queued by Kueue in its kueue.yaml's queues (made by setup), admitted whole, runs", want: succeeds, logHas: []string{"hello world"}, setup: kueueExample},
 	"lammps":          {reason: "lmp from the application image (a stand-in)", want: succeeds, logHas: []string{"lmp (stand-in"}},
 	"minimal-service": {reason: "a ClusterIP Service for the lead", want: succeeds, logHas: []string{"hello-world"}},
 	"nginx-service":   {reason: "the services Pod's nginx, reached by DNS from the job", want: succeeds, logHas: []string{"Welcome to nginx"}},

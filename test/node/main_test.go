@@ -124,6 +124,9 @@ func nodePlane(t *testing.T, shape driver.Shape) *harness.ControlPlane {
 		StartTimeout: 10 * time.Minute,
 		Logf:         logf,
 		Node:         &harness.NodeOptions{Images: plane.images.Tarballs, PauseImage: harness.PauseImageRef},
+		// Kueue as a platform runs it (batch/job, webhooks on): Jobs without
+		// a queue name pass it untouched; kueue_test.go queues MiniClusters.
+		Kueue: &harness.KueueOptions{},
 	})
 	if err != nil {
 		if errors.Is(err, harness.ErrToolsMissing) {

@@ -2,7 +2,8 @@
 // kube-controller-manager, Crossplane core and the MiniCluster function,
 // with the repository's RBAC, XRD and Composition installed) and, as root,
 // a real node (containerd, CoreDNS, kube-scheduler, a kubelet and images
-// built here) in the background, for trying MiniClusters by hand:
+// built here) and Kueue (batch/job, its webhooks on) in the background, for
+// trying MiniClusters by hand:
 //
 //	devenv up      start it and print `export KUBECONFIG=...`
 //	devenv down    stop it
@@ -53,8 +54,9 @@ func main() {
 	dir := fs.String("dir", def, "state directory ($MC_DEVENV_DIR)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long up waits for the control plane")
 	node := fs.Bool("node", os.Geteuid() == 0, "add a real node (kubelet, containerd, CoreDNS, images built here); needs root")
+	kueue := fs.Bool("kueue", os.Geteuid() == 0, "run Kueue beside the control plane (batch/job, webhooks on; examples/kueue); needs root")
 	_ = fs.Parse(os.Args[2:])
-	st := state{dir: *dir, node: *node}
+	st := state{dir: *dir, node: *node, kueue: *kueue}
 
 	var err error
 	switch cmd {
@@ -80,6 +82,8 @@ type state struct {
 	dir string
 	// node adds a real node (kubelet, containerd, CoreDNS): as root only.
 	node bool
+	// kueue runs Kueue beside the control plane: as root only.
+	kueue bool
 }
 
 func (s state) pidFile() string    { return filepath.Join(s.dir, "devenv.pid") }
@@ -136,7 +140,7 @@ func (s state) up(timeout time.Duration) error {
 		return err
 	}
 	defer logf.Close() //nolint:errcheck // the child has its own descriptor
-	cmd := exec.Command(self, "serve", "--dir", s.dir, "--node="+strconv.FormatBool(s.node))
+	cmd := exec.Command(self, "serve", "--dir", s.dir, "--node="+strconv.FormatBool(s.node), "--kueue="+strconv.FormatBool(s.kueue))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command and its terminal
 	if err := cmd.Start(); err != nil {
@@ -236,9 +240,16 @@ func (s state) serve() error {
 		opts.Node = &harness.NodeOptions{Images: imgs.Tarballs, PauseImage: harness.PauseImageRef}
 		opts.StartTimeout = 10 * time.Minute
 	}
+	if s.kueue {
+		opts.Kueue = &harness.KueueOptions{}
+		opts.StartTimeout = 10 * time.Minute
+	}
 	cp, err := harness.Start(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if cp.Kueue() != nil {
+		fmt.Fprintf(os.Stderr, "devenv: Kueue runs (webhooks at %s); queue a MiniCluster with examples/kueue (kubectl apply -f examples/kueue/kueue.yaml first)\n", cp.Kueue().WebhookURL)
 	}
 	if n := cp.Node(); n != nil {
 		fmt.Fprintf(os.Stderr, "devenv: node %s runs pods (%s); no registry is reachable, so point an example at the node's images:\n"+
