@@ -84,20 +84,12 @@ func desired[T any](t *testing.T, rsp *fnv1.RunFunctionResponse, name string, in
 	t.Helper()
 	r, ok := rsp.GetDesired().GetResources()[name]
 	if !ok {
-		t.Fatalf("no desired resource %q; have %v", name, keys(rsp.GetDesired().GetResources()))
+		t.Fatalf("no desired resource %q; have %v", name, slices.Collect(maps.Keys(rsp.GetDesired().GetResources())))
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.GetResource().AsMap(), into); err != nil {
 		t.Fatalf("cannot decode %s: %v", name, err)
 	}
 	return into
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 func TestRunFunctionFatal(t *testing.T) {
@@ -188,7 +180,7 @@ func TestRunFunctionHelloWorld(t *testing.T) {
 			t.Errorf("unexpected result %v", r)
 		}
 	}
-	if diff := cmp.Diff([]string{"curve-cert", "entrypoint", "job", "service"}, sorted(keys(rsp.GetDesired().GetResources()))); diff != "" {
+	if diff := cmp.Diff([]string{"curve-cert", "entrypoint", "job", "service"}, slices.Sorted(maps.Keys(rsp.GetDesired().GetResources()))); diff != "" {
 		t.Errorf("composed resources: -want, +got:\n%s", diff)
 	}
 	for name, r := range rsp.GetDesired().GetResources() {
@@ -231,18 +223,6 @@ func TestRunFunctionHelloWorld(t *testing.T) {
 	if rsp.GetMeta().GetTtl().AsDuration() != TTL {
 		t.Errorf("ttl %v, want %v", rsp.GetMeta().GetTtl(), durationpb.New(TTL))
 	}
-}
-
-func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
 
 func TestRunFunctionKeepsObservedCertificate(t *testing.T) {

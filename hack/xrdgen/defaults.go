@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -18,11 +19,7 @@ import (
 // +kubebuilder:default marker, a second home for a value, and is refused.
 func SetSchemaDefaults(spec map[string]any) error {
 	if found := SchemaDefaultsIn(spec); len(found) > 0 {
-		paths := make([]string, 0, len(found))
-		for p := range found {
-			paths = append(paths, p)
-		}
-		sort.Strings(paths)
+		paths := slices.Sorted(maps.Keys(found))
 		return fmt.Errorf("the types give %s a default (a +kubebuilder:default marker): state it in v1alpha2.SchemaDefaults (apis/minicluster/v1alpha2/defaults.go) instead, its one home", strings.Join(paths, ", "))
 	}
 	seen := map[string]bool{}

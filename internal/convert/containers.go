@@ -2,6 +2,8 @@ package convert
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
@@ -85,7 +87,7 @@ func (c *converter) container(ct *v1alpha1Container, path string, runner bool) v
 		}
 		c.note(path+".fluxUser", "%s; dropped", msg)
 	}
-	for _, k := range v1alpha2.SortedKeys(ct.ExistingVolumes) {
+	for _, k := range slices.Sorted(maps.Keys(ct.ExistingVolumes)) {
 		v := ct.ExistingVolumes[k]
 		if o.Volumes == nil {
 			o.Volumes = map[string]v1alpha2.ContainerVolume{}

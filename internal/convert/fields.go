@@ -2,13 +2,13 @@ package convert
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 )
 
 var (
@@ -40,7 +40,7 @@ func walk(v any, t reflect.Type, path string, out *[]string) {
 			return // a type error: decoding reports it
 		}
 		fields := jsonFields(t)
-		for _, k := range v1alpha2.SortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			f, ok := fields[k]
 			if !ok {
 				*out = append(*out, join(path, k))
@@ -53,7 +53,7 @@ func walk(v any, t reflect.Type, path string, out *[]string) {
 		if !ok {
 			return
 		}
-		for _, k := range v1alpha2.SortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			walk(m[k], t.Elem(), join(path, k), out)
 		}
 	case reflect.Slice:
@@ -102,7 +102,7 @@ func fieldPaths(t reflect.Type, path string, out *[]string) {
 	case t == intOrString || t == anyType:
 	case t.Kind() == reflect.Struct:
 		fields := jsonFields(t)
-		for _, name := range v1alpha2.SortedKeys(fields) {
+		for _, name := range slices.Sorted(maps.Keys(fields)) {
 			fieldPaths(fields[name].Type, join(path, name), out)
 		}
 	case t.Kind() == reflect.Map && structLike(t.Elem()):

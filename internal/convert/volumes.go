@@ -2,6 +2,8 @@ package convert
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 )
@@ -27,7 +29,7 @@ func (c *converter) volumes() error {
 	}{{c.in.Spec.Containers, v1alpha2.Containers(c.out.Spec.Containers), "spec.containers"}, {c.in.Spec.Services, v1alpha2.Containers(c.out.Spec.Services), "spec.services"}} {
 		for i, ct := range list.in {
 			o := list.out[i]
-			for _, k := range v1alpha2.SortedKeys(ct.Volumes) {
+			for _, k := range slices.Sorted(maps.Keys(ct.Volumes)) {
 				ref := ct.Volumes[k]
 				p := fmt.Sprintf("%s[%d].volumes.%s", list.path, i, k)
 				v, ok := top[k]
@@ -54,7 +56,7 @@ func (c *converter) volumes() error {
 			}
 		}
 	}
-	for _, k := range v1alpha2.SortedKeys(top) {
+	for _, k := range slices.Sorted(maps.Keys(top)) {
 		c.volumeNotes(k, top[k], used[k])
 	}
 	return nil

@@ -15,6 +15,8 @@ package entrypoint
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/shell"
@@ -96,7 +98,7 @@ func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout) {
 		view.line(`export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}":%s`, shell.Quote(l.abs(viewLib)))
 	}
 	view.line(`export fluxsocket=%s`, shell.Quote(localURI+l.Socket()))
-	for _, k := range v1alpha2.SortedKeys(f.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(f.Environment)) {
 		view.line("export %s=%s", shell.Quote(k), shell.Quote(f.Environment[k]))
 	}
 	s.writeFile(viewScript.sh(), view.String())
@@ -108,7 +110,7 @@ func viewSetup(s *script, mc *v1alpha2.MiniCluster, l Layout) {
 	}
 	s.writeFile(connectScript.sh(), fmt.Sprintf(". %s\nflux proxy \"${fluxsocket}\" bash\n", shell.Quote(l.abs(viewScript))))
 	s.writeFile(fluxionScript.sh(), "flux module remove sched-simple\nflux module load sched-fluxion-resource\nflux module load sched-fluxion-qmanager\n")
-	for _, k := range v1alpha2.SortedKeys(f.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(f.Environment)) {
 		s.line("export %s=%s", shell.Quote(k), shell.Quote(f.Environment[k]))
 	}
 }

@@ -3,6 +3,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -99,12 +101,12 @@ func checkContainerList(cs []*v1alpha2.MiniClusterContainer, p *field.Path, serv
 		}
 		errs = append(errs, checkImage(c.Image, cp.Child("image"))...)
 		errs = append(errs, checkSecretName(c.ImagePullSecret, cp.Child("imagePullSecret"))...)
-		for _, k := range sortedKeys(c.Environment) {
+		for _, k := range slices.Sorted(maps.Keys(c.Environment)) {
 			for _, msg := range validation.IsEnvVarName(k) {
 				errs = append(errs, field.Invalid(cp.Child("environment").Key(k), k, "must be an environment variable name: "+msg))
 			}
 		}
-		for _, k := range sortedKeys(c.Secrets) {
+		for _, k := range slices.Sorted(maps.Keys(c.Secrets)) {
 			sec := c.Secrets[k]
 			sp := cp.Child("secrets").Key(k)
 			for _, msg := range validation.IsEnvVarName(k) {
@@ -231,7 +233,7 @@ func checkResources(r v1alpha2.ContainerResources, p *field.Path) field.ErrorLis
 	if hugePages && !cpuOrMemory {
 		errs = append(errs, field.Forbidden(p, "huge pages need a cpu or memory request or limit in the same container: Kubernetes refuses them alone"))
 	}
-	for _, k := range sortedKeys(requests) {
+	for _, k := range slices.Sorted(maps.Keys(requests)) {
 		req := requests[k]
 		lim, ok := limits[k]
 		switch {
@@ -255,7 +257,7 @@ func isExtended(name string) bool {
 func checkResourceList(rl v1alpha2.ContainerResource, p *field.Path) (map[string]resource.Quantity, field.ErrorList) {
 	var errs field.ErrorList
 	out := map[string]resource.Quantity{}
-	for _, k := range sortedKeys(rl) {
+	for _, k := range slices.Sorted(maps.Keys(rl)) {
 		kp := p.Key(k)
 		switch {
 		case strings.Contains(k, "/"):

@@ -2,8 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,7 +49,7 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("topology"), f.Topology, "has a k too large for Flux, which then refuses to start: use a k such as 2 or 16"))
 		}
 	}
-	for _, k := range sortedKeys(f.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(f.Environment)) {
 		switch {
 		case !shellNameRE.MatchString(k):
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, "must be a shell variable name (letters, digits and '_', not starting with a digit): it is exported in flux-view.sh"))

@@ -164,7 +164,3 @@ func fieldValue(p *field.Path, mc *v1alpha2.MiniCluster, derived string) string 
 	}
 	return derived
 }
-
-// sortedKeys lists a map's keys in order, so that errors come out the same
-// way every time.
-func sortedKeys[V any](m map[string]V) []string { return v1alpha2.SortedKeys(m) }

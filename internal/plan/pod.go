@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	var errs field.ErrorList
 
 	errs = append(errs, checkLabels(s.JobLabels, field.NewPath("spec", "jobLabels"))...)
-	for _, k := range sortedKeys(s.JobLabels) {
+	for _, k := range slices.Sorted(maps.Keys(s.JobLabels)) {
 		kp := field.NewPath("spec", "jobLabels").Key(k)
 		switch {
 		case jobControllerLabel(k):
@@ -60,7 +61,7 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 		}
 	}
 	errs = append(errs, checkLabels(pod.Labels, p.Child("labels"))...)
-	for _, k := range sortedKeys(pod.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(pod.Labels)) {
 		if who, ok := ownedPodLabels[k]; ok {
 			errs = append(errs, field.Forbidden(p.Child("labels").Key(k), "is set on the broker pods by "+who+": use another label key"))
 		} else if strings.HasPrefix(k, labelPrefixBatch) {
@@ -69,7 +70,7 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	}
 	errs = append(errs, checkAnnotations(pod.Annotations, p.Child("annotations"))...)
 	errs = append(errs, checkLabels(pod.NodeSelector, p.Child("nodeSelector"))...)
-	for _, k := range sortedKeys(pod.NodeAffinity) {
+	for _, k := range slices.Sorted(maps.Keys(pod.NodeAffinity)) {
 		kp := p.Child("nodeAffinity").Key(k)
 		errs = append(errs, metav1validation.ValidateLabelName(k, kp)...)
 		if len(pod.NodeAffinity[k]) == 0 {
@@ -293,7 +294,7 @@ func brokers(mc *v1alpha2.MiniCluster) int {
 // each error names its entry and the message is the same on every run.
 func checkLabels(labels map[string]string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		kp := p.Key(k)
 		errs = append(errs, metav1validation.ValidateLabelName(k, kp)...)
 		for _, msg := range validation.IsValidLabelValue(labels[k]) {
@@ -307,7 +308,7 @@ func checkLabels(labels map[string]string, p *field.Path) field.ErrorList {
 // a total size of at most 256 KiB.
 func checkAnnotations(annotations map[string]string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, k := range sortedKeys(annotations) {
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
 		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
 			errs = append(errs, field.Invalid(p.Key(k), k, msg))
 		}

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -43,7 +45,7 @@ func brokerResources(mc *v1alpha2.MiniCluster, runner int) entrypoint.Resources 
 			break
 		}
 	}
-	for _, k := range v1alpha2.SortedKeys(r.Limits) {
+	for _, k := range slices.Sorted(maps.Keys(r.Limits)) {
 		if q, ok := quantity(r.Limits, k); ok && isGPU(k) && q.Sign() > 0 {
 			out.GPUs += int(q.Value())
 		}

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -45,7 +47,7 @@ func checkVolumes(mc *v1alpha2.MiniCluster) field.ErrorList {
 	} {
 		first := map[string]v1alpha2.ContainerVolume{}
 		for i := range l.cs {
-			for _, name := range sortedKeys(l.cs[i].Volumes) {
+			for _, name := range slices.Sorted(maps.Keys(l.cs[i].Volumes)) {
 				v := l.cs[i].Volumes[name]
 				vp := l.p.Index(i).Child("volumes").Key(name)
 				if l.reserved[name] {
@@ -84,7 +86,7 @@ func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
 	if a, b := nestedItems(v.Items); a != "" {
 		errs = append(errs, field.Invalid(p.Child("items").Key(b), v.Items[b], "is inside the path of item "+a+", a file: the kubelet cannot write both, and the volume would never mount; give them paths that do not nest"))
 	}
-	for _, k := range sortedKeys(v.Items) {
+	for _, k := range slices.Sorted(maps.Keys(v.Items)) {
 		for _, msg := range validation.IsConfigMapKey(k) {
 			errs = append(errs, field.Invalid(p.Child("items").Key(k), k, "must be a key of the ConfigMap or Secret: "+msg))
 		}
@@ -100,8 +102,8 @@ func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
 // nestedItems returns two items (keys) of which the second's path lies
 // under the first's, or "".
 func nestedItems(items map[string]string) (string, string) {
-	for _, a := range sortedKeys(items) {
-		for _, b := range sortedKeys(items) {
+	for _, a := range slices.Sorted(maps.Keys(items)) {
+		for _, b := range slices.Sorted(maps.Keys(items)) {
 			if a != b && strings.HasPrefix(path.Clean(items[b]), path.Clean(items[a])+"/") {
 				return a, b
 			}
@@ -114,19 +116,7 @@ func sameSource(a, b v1alpha2.ContainerVolume) bool {
 	return a.HostPath == b.HostPath && a.ConfigMapName == b.ConfigMapName && a.ClaimName == b.ClaimName &&
 		a.SecretName == b.SecretName && a.EmptyDir == b.EmptyDir && a.EmptyDirMedium == b.EmptyDirMedium &&
 		a.EmptyDirSizeLimit == b.EmptyDirSizeLimit && a.CSIDriver == b.CSIDriver &&
-		mapsEqual(a.Items, b.Items) && mapsEqual(a.CSIDriverAttributes, b.CSIDriverAttributes)
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
+		maps.Equal(a.Items, b.Items) && maps.Equal(a.CSIDriverAttributes, b.CSIDriverAttributes)
 }
 
 // systemMounts are the paths the MiniCluster mounts in a container of the
@@ -175,7 +165,7 @@ func checkMounts(mc *v1alpha2.MiniCluster) field.ErrorList {
 				reserved = systemMounts(mc, c.RunFlux)
 			}
 			seen := map[string]string{}
-			for _, name := range sortedKeys(c.Volumes) {
+			for _, name := range slices.Sorted(maps.Keys(c.Volumes)) {
 				v := c.Volumes[name]
 				vp := l.p.Index(i).Child("volumes").Key(name)
 				// The schema requires a path (but for an emptyDir) and

@@ -22,6 +22,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -74,7 +75,7 @@ const askPlatform = "ask your platform team"
 func Enforce(p v1beta1.Policy, mc *v1alpha2.MiniCluster) Refusals {
 	s := &mc.Spec
 	var rs Refusals
-	for _, k := range v1alpha2.SortedKeys(p.NodeSelector.Enforced) {
+	for _, k := range slices.Sorted(maps.Keys(p.NodeSelector.Enforced)) {
 		want := p.NodeSelector.Enforced[k]
 		if got, ok := s.Pod.NodeSelector[k]; ok && got != want {
 			rs = append(rs, Refusal{Key: "policy.nodeSelector.enforced", Field: field.NewPath("spec", "pod", "nodeSelector").Key(k),
@@ -95,7 +96,7 @@ func Enforce(p v1beta1.Policy, mc *v1alpha2.MiniCluster) Refusals {
 	if len(rs) > 0 {
 		return rs
 	}
-	for _, k := range v1alpha2.SortedKeys(p.NodeSelector.Enforced) {
+	for _, k := range slices.Sorted(maps.Keys(p.NodeSelector.Enforced)) {
 		if s.Pod.NodeSelector == nil {
 			s.Pod.NodeSelector = map[string]string{}
 		}
@@ -164,13 +165,13 @@ func Check(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platform []v1alpha2.Toler
 				Why: why, Fix: "remove this toleration"})
 		}
 	}
-	for _, k := range v1alpha2.SortedKeys(s.Pod.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(s.Pod.NodeSelector)) {
 		if slices.Contains(p.NodeSelector.ForbiddenKeys, k) {
 			rs = append(rs, Refusal{Key: "policy.nodeSelector.forbiddenKeys", Field: pod.Child("nodeSelector").Key(k),
 				Why: "the platform does not let MiniClusters choose nodes by " + k, Fix: "remove the key"})
 		}
 	}
-	for _, k := range v1alpha2.SortedKeys(s.Pod.NodeAffinity) {
+	for _, k := range slices.Sorted(maps.Keys(s.Pod.NodeAffinity)) {
 		if slices.Contains(p.NodeSelector.ForbiddenKeys, k) {
 			rs = append(rs, Refusal{Key: "policy.nodeSelector.forbiddenKeys", Field: pod.Child("nodeAffinity").Key(k),
 				Why: "the platform does not let MiniClusters choose nodes by " + k, Fix: "remove the key"})
@@ -180,7 +181,7 @@ func Check(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platform []v1alpha2.Toler
 	rs = append(rs, checkMetadata(p, s.Pod.Annotations, pod.Child("annotations"), "annotation")...)
 	rs = append(rs, checkMetadata(p, s.JobLabels, field.NewPath("spec", "jobLabels"), "label")...)
 	for _, c := range containers(mc) {
-		for _, k := range v1alpha2.SortedKeys(c.c.Volumes) {
+		for _, k := range slices.Sorted(maps.Keys(c.c.Volumes)) {
 			if d := c.c.Volumes[k].CSIDriver; d != "" && !v1beta1.Allows(p.CSIDrivers, d) {
 				rs = append(rs, Refusal{Key: "policy.csiDrivers", Field: c.path.Child("volumes").Key(k).Child("csiDriver"),
 					Why: fmt.Sprintf("inline volumes of the CSI driver %q are not allowed (%s): the driver makes of the attributes whatever it makes", d, list(p.CSIDrivers)),
@@ -226,7 +227,7 @@ func checkSize(p v1beta1.Policy, mc *v1alpha2.MiniCluster, running int32) Refusa
 
 func checkMetadata(p v1beta1.Policy, m map[string]string, path *field.Path, what string) Refusals {
 	var rs Refusals
-	for _, k := range v1alpha2.SortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		for _, prefix := range p.Metadata.ForbiddenPrefixes {
 			if prefix != "" && strings.HasPrefix(k, prefix) {
 				rs = append(rs, Refusal{Key: "policy.metadata.forbiddenPrefixes", Field: path.Key(k),
@@ -375,10 +376,10 @@ func secretRefs(mc *v1alpha2.MiniCluster, platformPullSecrets []string) []secret
 		}
 	}
 	for _, c := range containers(mc) {
-		for _, k := range v1alpha2.SortedKeys(c.c.Secrets) {
+		for _, k := range slices.Sorted(maps.Keys(c.c.Secrets)) {
 			add(c.c.Secrets[k].Name, c.path.Child("secrets").Key(k).Child("name"))
 		}
-		for _, k := range v1alpha2.SortedKeys(c.c.Volumes) {
+		for _, k := range slices.Sorted(maps.Keys(c.c.Volumes)) {
 			add(c.c.Volumes[k].SecretName, c.path.Child("volumes").Key(k).Child("secretName"))
 		}
 		add(c.c.ImagePullSecret, c.path.Child("imagePullSecret"))

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,8 +47,8 @@ func TestConfigMap(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := input(t, tc.opts...)
 			cm := ConfigMap(in)
-			got := want{name: cm.Name, keys: v1alpha2.SortedKeys(cm.Data)}
-			tc.want.keys = v1alpha2.SortedKeys(setOf(tc.want.keys...))
+			got := want{name: cm.Name, keys: slices.Sorted(maps.Keys(cm.Data))}
+			tc.want.keys = slices.Sorted(maps.Keys(setOf(tc.want.keys...)))
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\nConfigMap(...): -want, +got:\n%s", tc.reason, diff)
 			}

@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+	"maps"
+	"slices"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
@@ -236,10 +238,10 @@ func containerPorts(ports []int32) []corev1.ContainerPort {
 // the order does not depend on map iteration.
 func env(c *v1alpha2.MiniClusterContainer) []corev1.EnvVar {
 	var out []corev1.EnvVar
-	for _, k := range v1alpha2.SortedKeys(c.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(c.Environment)) {
 		out = append(out, corev1.EnvVar{Name: k, Value: c.Environment[k]})
 	}
-	for _, k := range v1alpha2.SortedKeys(c.Secrets) {
+	for _, k := range slices.Sorted(maps.Keys(c.Secrets)) {
 		s := c.Secrets[k]
 		out = append(out, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.Key},

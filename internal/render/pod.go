@@ -1,7 +1,9 @@
 package render
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -158,7 +160,7 @@ func affinity(mc *v1alpha2.MiniCluster) *corev1.Affinity {
 	}
 	if len(s.Pod.NodeAffinity) > 0 {
 		var reqs []corev1.NodeSelectorRequirement
-		for _, k := range v1alpha2.SortedKeys(s.Pod.NodeAffinity) {
+		for _, k := range slices.Sorted(maps.Keys(s.Pod.NodeAffinity)) {
 			reqs = append(reqs, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: s.Pod.NodeAffinity[k]})
 		}
 		a.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{

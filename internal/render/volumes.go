@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+	"maps"
+	"slices"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
@@ -77,7 +79,7 @@ func userVolumes(cs []*v1alpha2.MiniClusterContainer) []corev1.Volume {
 			}
 		}
 	}
-	names := v1alpha2.SortedKeys(byName)
+	names := slices.Sorted(maps.Keys(byName))
 	out := make([]corev1.Volume, 0, len(names))
 	for _, name := range names {
 		out = append(out, corev1.Volume{Name: name, VolumeSource: volumeSource(byName[name])})
@@ -115,7 +117,7 @@ func volumeSource(v v1alpha2.ContainerVolume) corev1.VolumeSource {
 
 func keyToPaths(items map[string]string) []corev1.KeyToPath {
 	var out []corev1.KeyToPath
-	for _, k := range v1alpha2.SortedKeys(items) {
+	for _, k := range slices.Sorted(maps.Keys(items)) {
 		out = append(out, corev1.KeyToPath{Key: k, Path: items[k]})
 	}
 	return out
@@ -125,7 +127,7 @@ func keyToPaths(items map[string]string) []corev1.KeyToPath {
 // volume name.
 func userMounts(c *v1alpha2.MiniClusterContainer) []corev1.VolumeMount {
 	var out []corev1.VolumeMount
-	for _, name := range v1alpha2.SortedKeys(c.Volumes) {
+	for _, name := range slices.Sorted(maps.Keys(c.Volumes)) {
 		v := c.Volumes[name]
 		out = append(out, corev1.VolumeMount{Name: name, MountPath: plan.MountPath(v), ReadOnly: v.ReadOnly})
 	}

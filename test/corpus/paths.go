@@ -1,8 +1,9 @@
 package corpus
 
 import (
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -179,12 +180,7 @@ func allPaths(root any, prefix string) []string {
 		}
 		switch v := v.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				walk(v[k], joinKey(p, k))
 			}
 		case []any:

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,7 +168,7 @@ func TestOperatorCRD(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, ok := cm.Data["broker.toml"]; ok || cm.Data["wait-0"] != operatorScript {
-			t.Errorf("ConfigMap %s-entrypoint was changed: keys %v", name, keys(cm.Data))
+			t.Errorf("ConfigMap %s-entrypoint was changed: keys %v", name, slices.Collect(maps.Keys(cm.Data)))
 		}
 	})
 
@@ -464,14 +465,6 @@ func eventsOf(t *testing.T, cp *harness.ControlPlane, kind, name string) []corev
 		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
 			out = append(out, e)
 		}
-	}
-	return out
-}
-
-func keys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
 	}
 	return out
 }

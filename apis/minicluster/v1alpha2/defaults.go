@@ -1,6 +1,9 @@
 package v1alpha2
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+)
 
 // BrokerPort is the port every broker binds for the overlay network, and the
 // one place that says the number: everything that means it
@@ -112,7 +115,7 @@ func SetDefaults(mc *MiniCluster, p PlatformDefaults) {
 		s.Pod.RestartPolicy = DefaultRestartPolicy
 	}
 	if len(s.Pod.NodeSelector) == 0 && len(p.NodeSelector) > 0 {
-		s.Pod.NodeSelector = copyMap(p.NodeSelector)
+		s.Pod.NodeSelector = maps.Clone(p.NodeSelector)
 	}
 	if len(s.Pod.Tolerations) == 0 && len(p.Tolerations) > 0 {
 		s.Pod.Tolerations = append([]Toleration(nil), p.Tolerations...)
@@ -198,14 +201,6 @@ func defaultContainer(c *MiniClusterContainer) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func copyMap(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
 
 // Runner returns the index of the Flux runner container, or -1.
 func (s *MiniClusterSpec) Runner() int {

@@ -2,7 +2,8 @@ package burst
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -137,10 +138,10 @@ func UnsafeKubeconfig(data []byte) (*clientcmdapi.Config, error) {
 		}
 	}
 	// What client-go would use, whatever the list parse above made of it.
-	for _, name := range sortedKeys(cfg.AuthInfos) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.AuthInfos)) {
 		add(checkAuthInfo("users[name="+name+"].user", name, cfg.AuthInfos[name]))
 	}
-	for _, name := range sortedKeys(cfg.Clusters) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Clusters)) {
 		add(checkCluster("clusters[name="+name+"].cluster", name, cfg.Clusters[name]))
 	}
 	if len(found) == 0 {
@@ -151,15 +152,6 @@ func UnsafeKubeconfig(data []byte) (*clientcmdapi.Config, error) {
 		msgs[i] = f.String()
 	}
 	return nil, errors.Errorf("the kubeconfig must carry its credentials inline, and the provider never reads its own files, runs a program or uses a proxy for it: %s", strings.Join(msgs, "; "))
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // RESTConfigFromKubeconfig is clientcmd.RESTConfigFromKubeConfig for a

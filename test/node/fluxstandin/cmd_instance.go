@@ -3,10 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,12 +75,7 @@ func cmdLsattr(args []string, io stdio) int {
 	if err != nil {
 		return fail(io, fmt.Errorf("flux-lsattr: %s", err))
 	}
-	var names []string
-	for k := range r.Attrs {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(r.Attrs)) {
 		if o.has("values") {
 			_, _ = fmt.Fprintf(io.out, "%-30s %s\n", k, r.Attrs[k])
 		} else {

@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -29,7 +30,7 @@ func (jm *jobManager) pool(scope string) ([]slot, bool) {
 	if b == nil || b.state != stRun {
 		return nil, false
 	}
-	for _, r := range sortedKeys(b.alloc) {
+	for _, r := range slices.Sorted(maps.Keys(b.alloc)) {
 		slots = append(slots, slot{rank: r, cores: b.alloc[r], used: b.inner[r], up: jm.ranks[r].up, known: true})
 	}
 	return slots, true
@@ -188,14 +189,14 @@ func (jm *jobManager) startJob(j *job, alloc map[int]int, tasks map[int][]int) {
 		jm.scopes[scope] = j
 		j.inner = map[int]int{}
 		// The script runs once, on the first node of the allocation.
-		tasks = map[int][]int{sortedKeys(tasks)[0]: {0}}
+		tasks = map[int][]int{slices.Sorted(maps.Keys(tasks))[0]: {0}}
 		j.tasks = tasks
 	}
 	nt := 0
 	for _, t := range tasks {
 		nt += len(t)
 	}
-	for _, r := range sortedKeys(tasks) {
+	for _, r := range slices.Sorted(maps.Keys(tasks)) {
 		j.pending[r] = true
 		spec := &taskSpec{Argv: j.req.Argv, Env: j.req.Env, Cwd: j.req.Cwd, TaskIDs: tasks[r],
 			NTasks: nt, NNodes: len(tasks), Script: j.req.Script, Scope: scope}
@@ -230,13 +231,4 @@ func (jm *jobManager) release(j *job) {
 		}
 	}
 	delete(jm.scopes, scope)
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	ks := make([]int, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return ks
 }

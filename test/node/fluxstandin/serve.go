@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -184,7 +186,7 @@ func (jm *jobManager) info(j *job) jobInfo {
 		}
 	}
 	var hosts []string
-	for _, r := range sortedKeys(j.tasks) {
+	for _, r := range slices.Sorted(maps.Keys(j.tasks)) {
 		hosts = append(hosts, jm.ranks[r].host)
 	}
 	ji.Nodelist = encodeHostlist(hosts)
