@@ -57,15 +57,7 @@ func wantLifecycle(runner string, retries int32) Lifecycle {
 				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
 					ContainerName: ptr.To(runner),
 					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-					Values:        []int32{entrypoint.JobFailedExitCode},
-				},
-			},
-			{
-				Action: batchv1.PodFailurePolicyActionFailJob,
-				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-					ContainerName: ptr.To(runner),
-					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-					Values:        []int32{entrypoint.ViewDoesNotFitExitCode},
+					Values:        []int32{entrypoint.JobFailedExitCode, entrypoint.ViewDoesNotFitExitCode},
 				},
 			},
 			{

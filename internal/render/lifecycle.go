@@ -61,21 +61,15 @@ func JobLifecycle(mc *v1alpha2.MiniCluster, containers []corev1.Container) Lifec
 	}
 	var rules []batchv1.PodFailurePolicyRule
 	if runner := RunnerName(mc, containers); runner != "" {
+		// The job failed on the lead, or the Flux view cannot run in the
+		// runner's image (no retry helps): one rule, as the Job API wants
+		// its exit codes, ascending.
 		rules = append(rules, batchv1.PodFailurePolicyRule{
 			Action: batchv1.PodFailurePolicyActionFailJob,
 			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
 				ContainerName: ptr.To(runner),
 				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-				Values:        []int32{entrypoint.JobFailedExitCode},
-			},
-		})
-		// The Flux view cannot run in the runner's image: no retry helps.
-		rules = append(rules, batchv1.PodFailurePolicyRule{
-			Action: batchv1.PodFailurePolicyActionFailJob,
-			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-				ContainerName: ptr.To(runner),
-				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-				Values:        []int32{entrypoint.ViewDoesNotFitExitCode},
+				Values:        []int32{entrypoint.JobFailedExitCode, entrypoint.ViewDoesNotFitExitCode},
 			},
 		})
 	}
