@@ -49,7 +49,6 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 	errs = append(errs, checkResources(s.Flux.Container.Resources, field.NewPath("spec", "flux", "container", "resources"))...)
 	errs = append(errs, checkSecurityContext(s.Flux.Container.SecurityContext, field.NewPath("spec", "flux", "container", "securityContext"))...)
 	errs = append(errs, checkImage(s.Flux.Container.Image, field.NewPath("spec", "flux", "container", "image"))...)
-	errs = append(errs, checkSecretName(s.Flux.Container.ImagePullSecret, field.NewPath("spec", "flux", "container", "imagePullSecret"))...)
 	return errs
 }
 
@@ -100,7 +99,6 @@ func checkContainerList(cs []*v1alpha2.MiniClusterContainer, p *field.Path, serv
 			}
 		}
 		errs = append(errs, checkImage(c.Image, cp.Child("image"))...)
-		errs = append(errs, checkSecretName(c.ImagePullSecret, cp.Child("imagePullSecret"))...)
 		for _, k := range slices.Sorted(maps.Keys(c.Environment)) {
 			for _, msg := range validation.IsEnvVarName(k) {
 				errs = append(errs, field.Invalid(cp.Child("environment").Key(k), k, "must be an environment variable name: "+msg))

@@ -57,7 +57,6 @@ func checkFlux(mc *v1alpha2.MiniCluster, plan *Plan) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, "is a variable of the brokers' entrypoint script, which exports spec.flux.environment, so it would change what the script does (where it finds Flux's configuration, what it runs): choose another name"))
 		}
 	}
-	errs = append(errs, checkSecretName(f.CurveCertSecret, p.Child("curveCertSecret"))...)
 	// hosts is the size of the instance as Flux sees it: every host of the
 	// bootstrap list, this cluster's and the others'.
 	hosts := instanceHosts(mc, plan.MaximumSize)

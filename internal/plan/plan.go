@@ -18,6 +18,19 @@
 // the platform's tolerations (the function's input, which never meets the
 // XRD) join the claim's and are checked with them; and a map key (an
 // environment variable's name) can be named by a rule only on its map.
+//
+// Some rules of one value's syntax stay here although the schema's CEL
+// format and quantity libraries could state them, because the schema would
+// name the field differently. The containers' resource quantities are the
+// values of a map (limits[memory]): a rule can name the map, not the key,
+// and a quantity's sign needs the parsed value (resources.go reads them
+// again to round CPU to cores). The names of the Secrets, ConfigMaps and
+// claims a volume or a secretKeyRef refers to, a volume's csiDriver and
+// emptyDirSizeLimit are fields of map values too (volumes[data],
+// secrets[TOKEN]): a rule on the field itself names them volumes.data.…, so
+// they stay until rules on the value (with fieldPath) are measured for CEL
+// cost. The DNS-name syntax of serviceAccountName, runtimeClassName,
+// schedulerName, curveCertSecret and the imagePullSecrets is the schema's.
 package plan
 
 import (

@@ -257,11 +257,6 @@ func invalidCases() map[string]invalidCase {
 			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.Environment = map[string]string{"GOOD_ONE": "1", "A-B": "x"} })),
 			want:   invalid{fields: []string{"spec.flux.environment[A-B]"}, msg: "must be a shell variable name"},
 		},
-		"BadCurveCertSecretName": {
-			reason: "curveCertSecret names a Secret.",
-			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.CurveCertSecret = "Root_Cert" })),
-			want:   invalid{fields: []string{"spec.flux.curveCertSecret"}, msg: "lowercase RFC 1123 subdomain"},
-		},
 
 		// v1alpha2.Bursting: root.
 		"DuplicateBurstClusters": {
@@ -461,16 +456,6 @@ func invalidCases() map[string]invalidCase {
 			reason: "Annotation keys are qualified names.",
 			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.Annotations = map[string]string{"a/b/c": "x"} })),
 			want:   invalid{fields: []string{"spec.pod.annotations[a/b/c]"}, msg: "must consist of alphanumeric characters"},
-		},
-		"ServiceAccountBadName": {
-			reason: "serviceAccountName names an object: a DNS subdomain.",
-			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.ServiceAccountName = "My_Account" })),
-			want:   invalid{fields: []string{"spec.pod.serviceAccountName"}, msg: "lowercase RFC 1123 subdomain"},
-		},
-		"SchedulerBadName": {
-			reason: "schedulerName is a DNS subdomain too.",
-			args:   mc(withPod(func(p *v1alpha2.PodSpec) { p.SchedulerName = "my scheduler" })),
-			want:   invalid{fields: []string{"spec.pod.schedulerName"}, msg: "lowercase RFC 1123 subdomain"},
 		},
 		"SecretKeyRefBadNameAndKey": {
 			reason: "secretKeyRef names a Secret and one of its keys.",

@@ -106,14 +106,6 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	// refuse: the RuntimeClass admission plugin refuses pods that set
 	// overhead themselves, unless their RuntimeClass defines that very
 	// overhead, which it would have set anyway.
-	for _, ref := range []struct{ name, v string }{{"serviceAccountName", pod.ServiceAccountName}, {"runtimeClassName", pod.RuntimeClassName}, {"schedulerName", pod.SchedulerName}} {
-		if ref.v == "" {
-			continue
-		}
-		for _, msg := range validation.IsDNS1123Subdomain(ref.v) {
-			errs = append(errs, field.Invalid(p.Child(ref.name), ref.v, msg))
-		}
-	}
 	sc := pod.SecurityContext
 	sp := p.Child("securityContext")
 	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {

@@ -31,7 +31,7 @@ func fluxAndBurstingCases() []Case {
 		schema("curvecert-and-secret", `spec.flux.curveCertSecret: Invalid value: …set either curveCert or curveCertSecret, not both`,
 			"There is one certificate.",
 			set("spec.flux.curveCert", curveCert("x", pubA, secA)), set("spec.flux.curveCertSecret", "root-curve-cert")),
-		fn("curvecertsecret-bad-name", `spec.flux.curveCertSecret: Invalid value: "Root_Cert": must be the name of an object in the claim's namespace`,
+		schema("curvecertsecret-bad-name", `spec.flux.curveCertSecret: Invalid value: …must be the name of an object in the claim's namespace`,
 			"curveCertSecret names a Secret.",
 			set("spec.flux.curveCertSecret", "Root_Cert")),
 		fn("brokerconfig-not-toml", `spec.flux.brokerConfig: Invalid value: "<broker.toml>": is not valid TOML (line 1`,

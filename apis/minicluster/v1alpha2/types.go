@@ -236,6 +236,7 @@ type PodSpec struct {
 	// ServiceAccountName of the pods.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == '' || !format.dns1123Subdomain().validate(self).hasValue()",messageExpression="format.dns1123Subdomain().validate(self).value()[0]"
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// AutomountServiceAccountToken mounts the service account token (off by
@@ -251,11 +252,13 @@ type PodSpec struct {
 	// RuntimeClassName of the pods.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == '' || !format.dns1123Subdomain().validate(self).hasValue()",messageExpression="format.dns1123Subdomain().validate(self).value()[0]"
 	RuntimeClassName string `json:"runtimeClassName,omitempty"`
 
 	// SchedulerName of the Job's pods (e.g. a custom HPC scheduler).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == '' || !format.dns1123Subdomain().validate(self).hasValue()",messageExpression="format.dns1123Subdomain().validate(self).value()[0]"
 	SchedulerName string `json:"schedulerName,omitempty"`
 
 	// NodeSelector of the pods.
@@ -526,6 +529,7 @@ type FluxSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.flux.curveCertSecret is immutable once the MiniCluster exists: every broker must keep the same certificate"
+	// +kubebuilder:validation:XValidation:rule="self == '' || !format.dns1123Subdomain().validate(self).hasValue()",messageExpression="'must be the name of an object in the claim\\'s namespace: ' + format.dns1123Subdomain().validate(self).value()[0]"
 	CurveCertSecret string `json:"curveCertSecret,omitempty"`
 
 	// Scheduler settings of fluxion.
@@ -708,6 +712,7 @@ type FluxContainer struct {
 	// ImagePullSecret for the view image; added to the pods' pull secrets.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == '' || !format.dns1123Subdomain().validate(self).hasValue()",messageExpression="'must be the name of an object in the claim\\'s namespace: ' + format.dns1123Subdomain().validate(self).value()[0]"
 	ImagePullSecret string `json:"imagePullSecret,omitempty"`
 
 	// PullAlways pulls the view image on every start.
@@ -767,6 +772,7 @@ type MiniClusterContainer struct {
 	// ImagePullSecret added to the pods' image pull secrets.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == '' || !format.dns1123Subdomain().validate(self).hasValue()",messageExpression="'must be the name of an object in the claim\\'s namespace: ' + format.dns1123Subdomain().validate(self).value()[0]"
 	ImagePullSecret string `json:"imagePullSecret,omitempty"`
 
 	// ImagePullPolicy overrides IfNotPresent (pullAlways wins; "" is unset).
