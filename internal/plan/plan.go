@@ -20,17 +20,17 @@
 // environment variable's name) can be named by a rule only on its map.
 //
 // Some rules of one value's syntax stay here although the schema's CEL
-// format and quantity libraries could state them, because the schema would
-// name the field differently. The containers' resource quantities are the
-// values of a map (limits[memory]): a rule can name the map, not the key,
-// and a quantity's sign needs the parsed value (resources.go reads them
-// again to round CPU to cores). The names of the Secrets, ConfigMaps and
-// claims a volume or a secretKeyRef refers to, a volume's csiDriver and
-// emptyDirSizeLimit are fields of map values too (volumes[data],
-// secrets[TOKEN]): a rule on the field itself names them volumes.data.…, so
-// they stay until rules on the value (with fieldPath) are measured for CEL
-// cost. The DNS-name syntax of serviceAccountName, runtimeClassName,
-// schedulerName, curveCertSecret and the imagePullSecrets is the schema's.
+// format and quantity libraries could state them. The containers' resource
+// quantities are the values of a map (limits[memory]): a rule can name the
+// map, not the key, so the message would lose the resource's name, and
+// resources.go reads them again to round CPU to cores. A secretKeyRef's
+// Secret name is the field of a map value too (secrets[TOKEN].name), not
+// moved yet. A volume's csiDriver is checked lowercased, as Kubernetes
+// checks it, with Go's Unicode lowercasing, which CEL's lowerAscii is not.
+// The DNS-name syntax of serviceAccountName, runtimeClassName,
+// schedulerName, curveCertSecret, the imagePullSecrets and the volumes'
+// configMapName, secretName and claimName, and the quantity of
+// emptyDirSizeLimit, are the schema's.
 package plan
 
 import (

@@ -213,11 +213,6 @@ func invalidCases() map[string]invalidCase {
 		},
 
 		// Volumes.
-		"BadEmptyDirSizeLimit": {
-			reason: "The size limit is a quantity.",
-			args:   mc(withVolume("shm", v1alpha2.ContainerVolume{EmptyDir: true, EmptyDirSizeLimit: "big"})),
-			want:   invalid{fields: []string{"spec.containers[0].volumes[shm].emptyDirSizeLimit"}, msg: "such as 64Mi or 1Gi"},
-		},
 		"ItemPathDotDot": {
 			reason: "An item must stay inside its volume.",
 			args:   mc(withVolume("cfg", v1alpha2.ContainerVolume{ConfigMapName: "cfg", Path: "/etc/app", Items: map[string]string{"key": "../../etc/passwd"}})),

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -67,20 +66,13 @@ func checkVolumes(mc *v1alpha2.MiniCluster) field.ErrorList {
 }
 
 func checkVolume(v v1alpha2.ContainerVolume, p *field.Path) field.ErrorList {
-	// One source, the paths' form, the CSI driver's length and items only
-	// with a ConfigMap or Secret are the schema's rules.
+	// One source, the paths' form, the CSI driver's length, items only
+	// with a ConfigMap or Secret, the names of the ConfigMap, Secret or
+	// claim and the size limit's quantity are the schema's rules.
 	var errs field.ErrorList
-	for _, ref := range []struct{ name, v string }{{"configMapName", v.ConfigMapName}, {"secretName", v.SecretName}, {"claimName", v.ClaimName}} {
-		errs = append(errs, checkSecretName(ref.v, p.Child(ref.name))...)
-	}
 	if v.CSIDriver != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(v.CSIDriver)) {
 			errs = append(errs, field.Invalid(p.Child("csiDriver"), v.CSIDriver, "must be a CSI driver name such as csi.example.com: "+msg))
-		}
-	}
-	if v.EmptyDirSizeLimit != "" {
-		if q, err := resource.ParseQuantity(v.EmptyDirSizeLimit); err != nil || q.Sign() < 0 {
-			errs = append(errs, field.Invalid(p.Child("emptyDirSizeLimit"), v.EmptyDirSizeLimit, "must be a non-negative quantity such as 64Mi or 1Gi"))
 		}
 	}
 	if a, b := nestedItems(v.Items); a != "" {
