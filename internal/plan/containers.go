@@ -113,8 +113,7 @@ func checkContainerList(cs []*v1alpha2.MiniClusterContainer, p *field.Path, serv
 			if _, ok := c.Environment[k]; ok {
 				errs = append(errs, duplicate(sp, k, "is also set in environment: set the variable in one place"))
 			}
-			// The schema requires a name and a key.
-			errs = append(errs, checkSecretName(sec.Name, sp.Child("name"))...)
+			// The schema requires a name and a key, and checks the name.
 			if sec.Key != "" {
 				for _, msg := range validation.IsConfigMapKey(sec.Key) {
 					errs = append(errs, field.Invalid(sp.Child("key"), sec.Key, "must be a key of a Secret: "+msg))
@@ -157,19 +156,6 @@ func imageReferenceError(image string) string {
 	default:
 		return "only lowercase letters, digits and separators in the repository, an optional tag after ':' and digest after '@'"
 	}
-}
-
-// checkSecretName checks the name of a Secret (or another object) the pods
-// refer to: a DNS subdomain. Empty means unset.
-func checkSecretName(name string, p *field.Path) field.ErrorList {
-	if name == "" {
-		return nil
-	}
-	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Subdomain(name) {
-		errs = append(errs, field.Invalid(p, name, "must be the name of an object in the claim's namespace: "+msg))
-	}
-	return errs
 }
 
 func checkSecurityContext(sc v1alpha2.SecurityContext, p *field.Path) field.ErrorList {

@@ -23,12 +23,11 @@
 // format and quantity libraries could state them. The containers' resource
 // quantities are the values of a map (limits[memory]): a rule can name the
 // map, not the key, so the message would lose the resource's name, and
-// resources.go reads them again to round CPU to cores. A secretKeyRef's
-// Secret name is the field of a map value too (secrets[TOKEN].name), not
-// moved yet. A volume's csiDriver is checked lowercased, as Kubernetes
-// checks it, with Go's Unicode lowercasing, which CEL's lowerAscii is not.
-// The DNS-name syntax of serviceAccountName, runtimeClassName,
-// schedulerName, curveCertSecret, the imagePullSecrets and the volumes'
+// resources.go reads them again to round CPU to cores. A volume's csiDriver
+// is checked lowercased, as Kubernetes checks it, with Go's Unicode
+// lowercasing, which CEL's lowerAscii is not. The DNS-name syntax of
+// serviceAccountName, runtimeClassName, schedulerName, curveCertSecret, the
+// imagePullSecrets, the secretKeyRefs' Secrets and the volumes'
 // configMapName, secretName and claimName, and the quantity of
 // emptyDirSizeLimit, are the schema's.
 package plan

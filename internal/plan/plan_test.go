@@ -453,11 +453,11 @@ func invalidCases() map[string]invalidCase {
 			want:   invalid{fields: []string{"spec.pod.annotations[a/b/c]"}, msg: "must consist of alphanumeric characters"},
 		},
 		"SecretKeyRefBadNameAndKey": {
-			reason: "secretKeyRef names a Secret and one of its keys.",
+			reason: "secretKeyRef names one of its Secret's keys (the Secret's name is the schema's).",
 			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
 				c.Secrets = map[string]v1alpha2.Secret{"TOKEN": {Name: "My Secret", Key: "a/b"}}
 			})),
-			want: invalid{fields: []string{"spec.containers[0].secrets[TOKEN].name", "spec.containers[0].secrets[TOKEN].key"}, msg: "must be a key of a Secret"},
+			want: invalid{fields: []string{"spec.containers[0].secrets[TOKEN].key"}, msg: "must be a key of a Secret"},
 		},
 		"UnknownResourceName": {
 			reason: "A resource name without a domain must be one Kubernetes knows.",

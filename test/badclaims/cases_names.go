@@ -72,7 +72,7 @@ func nameAndContainerCases() []Case {
 		fn("secret-also-in-environment", `spec.containers[0].secrets[TOKEN]: Duplicate value: "TOKEN": is also set in environment`,
 			"A variable is set in one place.",
 			runner("environment", obj("TOKEN", "x")), runner("secrets", obj("TOKEN", obj("name", "s", "key", "k")))),
-		fn("secret-bad-refs", `spec.containers[0].secrets[TOKEN].name: Invalid value: "My Secret": must be the name of an object in the claim's namespace`,
+		schema("secret-bad-refs", `spec.containers[0].secrets[TOKEN].name: Invalid value: …must be the name of an object in the claim's namespace`,
 			"secretKeyRef names a Secret (a DNS subdomain) and one of its keys.",
 			runner("secrets", obj("TOKEN", obj("name", "My Secret", "key", "a/b")))),
 		fn("secret-bad-key", `spec.containers[0].secrets[TOKEN].key: Invalid value: "a/b": must be a key of a Secret`,

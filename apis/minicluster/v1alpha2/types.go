@@ -971,6 +971,7 @@ type LifeCycle struct {
 //
 // +kubebuilder:validation:XValidation:rule="size(self.name) > 0",message="name the Secret to read the variable from",fieldPath=".name",reason=FieldValueRequired
 // +kubebuilder:validation:XValidation:rule="size(self.key) > 0",message="name the key of the Secret to read the variable from",fieldPath=".key",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="size(self.name) == 0 || !format.dns1123Subdomain().validate(self.name).hasValue()",messageExpression="'must be the name of an object in the claim\\'s namespace: ' + format.dns1123Subdomain().validate(self.name).value()[0]",fieldPath=".name"
 type Secret struct {
 	// Name of the Secret.
 	// +kubebuilder:validation:MaxLength=253
