@@ -2,9 +2,10 @@ package node_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -322,7 +323,7 @@ func applyPlatform(t *testing.T, cp *harness.ControlPlane, example, ns string) {
 	for _, o := range cluster {
 		if o.GetAPIVersion() == "v1" && o.GetKind() == "Namespace" {
 			args := []string{"label", "namespace", ns, "--overwrite"}
-			for _, k := range sortedKeys(o.GetLabels()) {
+			for _, k := range slices.Sorted(maps.Keys(o.GetLabels())) {
 				args = append(args, k+"="+o.GetLabels()[k])
 			}
 			if len(args) > 4 {
@@ -346,15 +347,6 @@ func applyPlatform(t *testing.T, cp *harness.ControlPlane, example, ns string) {
 		t.Fatal(err)
 	}
 	mustKubectl(t, cp, "apply", "-f", f)
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // existingVolumes makes what examples/existing-volumes mounts besides the
