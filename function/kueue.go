@@ -44,10 +44,6 @@ const (
 	kueueAPIVersion = "kueue.x-k8s.io/v1beta2"
 )
 
-// PhaseQueued: the MiniCluster's Job waits in a Kueue queue (suspended,
-// no pods).
-const PhaseQueued = "Queued"
-
 // Reasons of ConditionBrokers and ConditionScaled for Kueue.
 const (
 	// ReasonQueued: the Job waits for Kueue to admit it.

@@ -43,8 +43,8 @@ func TestQueuedStatus(t *testing.T) {
 	p := helloPlan(t)
 	job := queuedJob()
 	st := status(p, nil, job)
-	if st.Phase != PhaseQueued {
-		t.Fatalf("phase %q, want %q", st.Phase, PhaseQueued)
+	if st.Phase != v1alpha2.PhaseQueued {
+		t.Fatalf("phase %q, want %q", st.Phase, v1alpha2.PhaseQueued)
 	}
 	workload := map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",

@@ -79,7 +79,7 @@ func (s *ClusterStatus) observeBrokers(req *fnv1.RunFunctionRequest, rsp *fnv1.R
 	if job == nil {
 		return nil
 	}
-	if s.Phase == PhaseQueued {
+	if s.Phase == v1alpha2.PhaseQueued {
 		// No pods yet: Kueue says why (the Workload and the LocalQueue
 		// are read only while the Job waits).
 		r, err := queueReport(req, rsp, p, job)

@@ -84,7 +84,7 @@ func status(p *plan.Plan, observed map[resource.Name]resource.ObservedComposed, 
 		case st.Job.Ready >= p.ReadyQuorum:
 			st.Phase = v1alpha2.PhaseRunning
 		case jobQueued(job):
-			st.Phase = PhaseQueued
+			st.Phase = v1alpha2.PhaseQueued
 		}
 	}
 	if o, ok := observed[render.KeyLeadBroker]; ok && o.Resource != nil {

@@ -1126,7 +1126,9 @@ const (
 
 // Phases of a MiniCluster, from its Job.
 const (
-	PhasePending   = "Pending"
+	PhasePending = "Pending"
+	// PhaseQueued: the Job waits in a Kueue queue (suspended, no pods).
+	PhaseQueued    = "Queued"
 	PhaseRunning   = "Running"
 	PhaseSucceeded = "Succeeded"
 	PhaseFailed    = "Failed"
@@ -1147,7 +1149,8 @@ type MiniClusterStatus struct {
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
-	// Phase of the cluster: Pending, Running, Succeeded or Failed.
+	// Phase of the cluster: Pending, Queued (waiting for Kueue to admit
+	// it), Running, Succeeded or Failed.
 	// +optional
 	Phase string `json:"phase,omitempty"`
 
