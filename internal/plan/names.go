@@ -48,7 +48,7 @@ func names(mc *v1alpha2.MiniCluster) Names {
 		Job:         mc.Name,
 		Service:     mc.Spec.Network.HeadlessName,
 		Entrypoint:  mc.Name + "-entrypoint",
-		CurveSecret: mc.Name + "-curve-cert",
+		CurveSecret: CurveSecretOf(mc.Name),
 		LeadBroker:  mc.Name + "-lead-broker",
 		ServicesPod: mc.Name + "-services",
 		Selector:    LabelSelector + "=" + mc.Name,
@@ -61,6 +61,11 @@ func names(mc *v1alpha2.MiniCluster) Names {
 	}
 	return n
 }
+
+// CurveSecretOf is the certificate Secret the function composes for the
+// MiniCluster named name (when it names none of its own), which the burst
+// controller also gives its copy for a burst MiniCluster of that name.
+func CurveSecretOf(name string) string { return name + "-curve-cert" }
 
 // NamesOf returns the names of mc's objects without checking anything, for
 // readers of objects a plan composed earlier (status, the burst controller).

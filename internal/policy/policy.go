@@ -32,6 +32,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
 // DefaultScheduler is the name of Kubernetes' own scheduler, which a claim
@@ -286,7 +287,7 @@ func Needs(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platformPullSecrets []str
 		}
 	}
 	sort.Strings(l.Secrets)
-	l.Namespace = composesNodePort(mc) && !p.NodePorts.Allowed
+	l.Namespace = plan.ComposesLeadBroker(mc) && !p.NodePorts.Allowed
 	return l
 }
 
@@ -349,14 +350,6 @@ func serviceAccount(mc *v1alpha2.MiniCluster) string {
 	return "default"
 }
 
-// composesNodePort tells whether mc opens a NodePort: the root of a burst.
-// (internal/plan.ComposesLeadBroker says the same for rendering; this
-// package does not import the planner.)
-func composesNodePort(mc *v1alpha2.MiniCluster) bool {
-	b := &mc.Spec.Flux.Bursting
-	return len(b.Clusters) > 0 && b.LeadBroker == nil
-}
-
 type secretRef struct {
 	name string
 	path *field.Path
@@ -368,7 +361,7 @@ type secretRef struct {
 // burst controller copies) and the platform's pull secrets are not among
 // them.
 func secretRefs(mc *v1alpha2.MiniCluster, platformPullSecrets []string) []secretRef {
-	own := mc.Name + "-curve-cert"
+	own := plan.CurveSecretOf(mc.Name)
 	var out []secretRef
 	add := func(name string, p *field.Path) {
 		if name != "" && name != own && !slices.Contains(platformPullSecrets, name) {

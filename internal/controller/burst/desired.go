@@ -117,7 +117,7 @@ func NodePort(svc *corev1.Service) int32 {
 }
 
 // SecretName is the target's copy of the root's certificate.
-func SecretName(b *v1alpha1.Burst) string { return b.Spec.ForProvider.Cluster + "-curve-cert" }
+func SecretName(b *v1alpha1.Burst) string { return plan.CurveSecretOf(b.Spec.ForProvider.Cluster) }
 
 // RootSecretName is the root's own certificate Secret.
 func RootSecretName(r Root) string { return plan.NamesOf(r.MiniCluster).CurveSecret }
