@@ -77,12 +77,7 @@ func (cp *ControlPlane) SetPolicy(ctx context.Context, policy map[string]any) (s
 	}
 	var want any
 	for _, o := range objs {
-		steps, _, _ := unstructured.NestedSlice(o.Object, "spec", "pipeline")
-		for _, st := range steps {
-			if m, ok := st.(map[string]any); ok {
-				want, _, _ = unstructured.NestedFieldCopy(m, "input", "policy")
-			}
-		}
+		want = inputPolicy(o)
 	}
 	if want, err = normalizeAny(want); err != nil {
 		return "", err
@@ -108,14 +103,8 @@ func (cp *ControlPlane) SetPolicy(ctx context.Context, policy map[string]any) (s
 		if newest == nil {
 			return false, fmt.Errorf("no CompositionRevision yet")
 		}
-		steps, _, _ := unstructured.NestedSlice(newest.Object, "spec", "pipeline")
-		var got any
-		for _, st := range steps {
-			if m, ok := st.(map[string]any); ok {
-				got, _, _ = unstructured.NestedFieldCopy(m, "input", "policy")
-			}
-		}
-		if got, err = normalizeAny(got); err != nil {
+		got, err := normalizeAny(inputPolicy(newest))
+		if err != nil {
 			return false, err
 		}
 		if !reflect.DeepEqual(got, want) {
@@ -128,6 +117,19 @@ func (cp *ControlPlane) SetPolicy(ctx context.Context, policy map[string]any) (s
 		return true, nil
 	})
 	return revision, err
+}
+
+// inputPolicy is the function input's policy in the (last) step of a
+// Composition's or CompositionRevision's pipeline.
+func inputPolicy(comp *unstructured.Unstructured) any {
+	var policy any
+	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	for _, st := range steps {
+		if m, ok := st.(map[string]any); ok {
+			policy, _, _ = unstructured.NestedFieldCopy(m, "input", "policy")
+		}
+	}
+	return policy
 }
 
 // normalizeAny is normalize for what a Composition holds; an empty policy
