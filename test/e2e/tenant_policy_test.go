@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
@@ -298,6 +299,55 @@ containers:
 			t.Error(err)
 		} else if svc.Spec.Type != corev1.ServiceTypeNodePort {
 			t.Errorf("Service %s is of type %s, want NodePort", svc.Name, svc.Spec.Type)
+		}
+	})
+
+	// Crossplane's own fields of the tenant's object name other objects:
+	// a v2 composite's spec.crossplane.resourceRefs, a claim's
+	// spec.resourceRef. Neither may reach what the MiniCluster did not make.
+	step(t, "Crossplane's reference fields reach nothing else", func(t *testing.T) {
+		victim := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "victim"}, Data: map[string]string{"k": "v"}}
+		if err := cp.Client.Create(ctx(t), victim); err != nil {
+			t.Fatal(err)
+		}
+		composite := func() (*unstructured.Unstructured, error) {
+			c, err := getClaim(t, cp, ns, hello)
+			if err != nil {
+				return nil, err
+			}
+			return compositeOf(t, cp, c)
+		}
+		helloXR, err := composite()
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := `{"crossplane":{"resourceRefs":[{"apiVersion":"v1","kind":"ConfigMap","name":"victim"}]}}`
+		if cp.Shape() != driver.ShapeV2 {
+			spec = fmt.Sprintf(`{"resourceRef":{"apiVersion":%q,"kind":%q,"name":%q}}`, helloXR.GetAPIVersion(), helloXR.GetKind(), helloXR.GetName())
+		}
+		grabber := tenantClaim(t, cp, ns, "grabber", spec)
+		if err := tenant.Create(ctx(t), grabber); err != nil {
+			t.Logf("the API server refused the reference: %v", err)
+			return
+		}
+		t.Cleanup(func() { _ = cp.Client.Delete(context.Background(), grabber) })
+		time.Sleep(15 * time.Second)
+		got := &corev1.ConfigMap{}
+		if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "victim"}, got); err != nil {
+			t.Fatalf("the ConfigMap the tenant named is gone: %v", err)
+		}
+		if got.ResourceVersion != victim.ResourceVersion || len(got.OwnerReferences) > 0 {
+			t.Errorf("the ConfigMap the tenant named was changed: %+v", got.ObjectMeta)
+		}
+		xr, err := composite()
+		if err != nil {
+			t.Fatalf("the MiniCluster the tenant's claim named is gone: %v", err)
+		}
+		if ref, _, _ := unstructured.NestedString(xr.Object, "spec", "claimRef", "name"); cp.Shape() != driver.ShapeV2 && ref != hello {
+			t.Errorf("%s's composite is bound to claim %q now, want %q", hello, ref, hello)
+		}
+		if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: hello}, &batchv1.Job{}); err != nil {
+			t.Errorf("%s's Job: %v", hello, err)
 		}
 	})
 
