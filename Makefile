@@ -14,7 +14,7 @@ export GOFLAGS ?= -buildvcs=false
 TOOLS := hack/tools.sh
 BIN := $(CURDIR)/bin
 EXAMPLE ?= examples/hello-world
-SHAPE ?= claims
+SHAPE ?= v2
 GO_TEST_FLAGS ?=
 
 .PHONY: help
@@ -36,7 +36,7 @@ generate: ## Regenerate deepcopy code, the XRD and the CRDs from the Go types.
 	hack/generate.sh
 
 .PHONY: render
-render: build ## Render $(EXAMPLE) with crossplane composition render (the function runs locally); SHAPE=v2 for the Crossplane v2 shape.
+render: build ## Render $(EXAMPLE) with crossplane composition render (the function runs locally) as a Crossplane v2 namespaced MiniCluster; SHAPE=claims for the claim shape.
 	@$(TOOLS) install crossplane-cli crossplane-core
 	go run ./hack/render --example $(EXAMPLE) --shape $(SHAPE) \
 		--crossplane "$$($(TOOLS) path crossplane-cli)" \
@@ -100,10 +100,10 @@ LOAD_STEADY ?= 5m
 LOAD_TIMEOUT ?= 30m
 
 .PHONY: dev-up
-dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function) and, as root, a real node and Kueue in the background; prints export KUBECONFIG=...
+dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function; the v2 shape, SHAPE=claims for claims) and, as root, a real node and Kueue in the background; prints export KUBECONFIG=...
 	@$(TOOLS) install kubernetes etcd crossplane-core node coredns kueue
 	@go build -o $(BIN)/devenv ./test/e2e/cmd/devenv
-	@$(BIN)/devenv up
+	@$(BIN)/devenv up --shape $(SHAPE)
 
 .PHONY: dev-down
 dev-down: ## Stop the control plane dev-up started.

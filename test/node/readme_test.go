@@ -16,21 +16,74 @@ const (
 	podsSelector = "job-name=flux-sample"
 )
 
-// TestReadmeRunAMiniCluster runs the README's "Run a MiniCluster" section
-// command by command with hello-world, in namespace default as written:
-// apply, watch, logs, wait for the end, delete.
+// The README installs the Crossplane v2 shape (the MiniCluster is a
+// namespaced composite) and says claims are for platforms that use them, so
+// its flows run in both shapes. The claim shape's run first: the files
+// before this one leave the node on a claim-shape control plane, and a
+// machine has one node at a time, so the v2 flows come last here.
+
+// TestReadmeRunAMiniClusterClaims is TestReadmeRunAMiniCluster on a
+// platform that installed configuration-minicluster (claims).
+func TestReadmeRunAMiniClusterClaims(t *testing.T) {
+	cp := nodePlane(t, driver.ShapeClaims)
+	readmeInstalled(t, cp)
+	readmeHelloWorld(t, cp)
+}
+
+// TestReadmeInteractiveClaims is TestReadmeInteractive with claims.
+func TestReadmeInteractiveClaims(t *testing.T) {
+	readmeInteractive(t, nodePlane(t, driver.ShapeClaims))
+}
+
+// TestReadmeRunAMiniCluster runs the README's install checks and its "Run
+// a MiniCluster" section command by command with hello-world, in namespace
+// default as written, in the shape the README installs: apply, watch, logs,
+// wait for the end, delete.
 func TestReadmeRunAMiniCluster(t *testing.T) {
-	readmeHelloWorld(t, nodePlane(t, driver.ShapeClaims))
+	cp := nodePlane(t, driver.ShapeV2)
+	readmeInstalled(t, cp)
+	readmeHelloWorld(t, cp)
 }
 
 // TestReadmeInteractive runs the README's interactive commands: wait for
 // Ready, attach through the lead, submit across the brokers, delete.
 func TestReadmeInteractive(t *testing.T) {
-	readmeInteractive(t, nodePlane(t, driver.ShapeClaims))
+	readmeInteractive(t, nodePlane(t, driver.ShapeV2))
+}
+
+// readmeInstalled runs the README's checks of an installed cluster: the
+// MiniCluster CRD belongs to an XRD (not the Flux Operator), and the XRD
+// of the shape is established (and, for claims, offered).
+func readmeInstalled(t *testing.T, cp *harness.ControlPlane) {
+	t.Helper()
+	owner := mustKubectl(t, cp, "get", "crd", "miniclusters.flux-framework.org",
+		"-o", `jsonpath={.metadata.ownerReferences[?(@.controller==true)].kind}{"\n"}`)
+	if got := strings.TrimSpace(owner); got != "CompositeResourceDefinition" {
+		t.Errorf("the README's CRD check printed %q, want CompositeResourceDefinition (installed)", got)
+	}
+	xrd, want := harness.XRDNameV2, map[string]string{"ESTABLISHED": "True"}
+	if cp.Shape() == driver.ShapeClaims {
+		xrd, want = harness.XRDName, map[string]string{"ESTABLISHED": "True", "OFFERED": "True"}
+	}
+	out := mustKubectl(t, cp, "get", "xrd", xrd)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("kubectl get xrd %s printed %q", xrd, out)
+	}
+	got := parseColumns(lines[0], lines[1])
+	for col, v := range want {
+		if got[col] != v {
+			t.Errorf("kubectl get xrd %s: %s %q, want %q\n%s", xrd, col, got[col], v, out)
+		}
+	}
 }
 
 func readmeHelloWorld(t *testing.T, cp *harness.ControlPlane) {
 	const ns = "default"
+	crossplaneColumn := "COMPOSITION"
+	if cp.Shape() == driver.ShapeClaims {
+		crossplaneColumn = "CONNECTION-SECRET"
+	}
 	start := time.Now()
 	mustKubectl(t, cp, "apply", "-f", manifest(t, "hello-world", ns, nil))
 
@@ -44,6 +97,11 @@ func readmeHelloWorld(t *testing.T, cp *harness.ControlPlane) {
 		}
 		if c["SIZE"] != "4" {
 			return fmt.Errorf("SIZE %q, want 4", c["SIZE"])
+		}
+		// The README shows a composite's COMPOSITION column and says a
+		// claim has CONNECTION-SECRET there.
+		if _, ok := c[crossplaneColumn]; !ok {
+			t.Fatalf("kubectl get miniclusters: no column %s in %v", crossplaneColumn, c)
 		}
 		if n, err := strconv.Atoi(c["BROKERS"]); err == nil && n > maxBrokers {
 			maxBrokers = n

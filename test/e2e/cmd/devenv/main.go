@@ -1,6 +1,7 @@
 // Command devenv runs the end-to-end control plane (etcd, kube-apiserver,
 // kube-controller-manager, Crossplane core and the MiniCluster function,
-// with the repository's RBAC, XRD and Composition installed) and, as root,
+// with the repository's RBAC, XRD and Composition installed: the Crossplane
+// v2 shape of compositions/v2/ unless --shape=claims) and, as root,
 // a real node (containerd, CoreDNS, kube-scheduler, a kubelet and images
 // built here) and Kueue (batch/job, its webhooks on) in the background, for
 // trying MiniClusters by hand:
@@ -29,10 +30,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
-const usage = `usage: devenv up|down|status|serve [--dir DIR]
+const usage = `usage: devenv up|down|status|serve [--dir DIR] [--shape v2|claims]
 
   up      start the control plane in the background; prints export KUBECONFIG=...
   down    stop it
@@ -55,8 +57,15 @@ func main() {
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long up waits for the control plane")
 	node := fs.Bool("node", os.Geteuid() == 0, "add a real node (kubelet, containerd, CoreDNS, images built here); needs root")
 	kueue := fs.Bool("kueue", os.Geteuid() == 0, "run Kueue beside the control plane (batch/job, webhooks on; examples/kueue); needs root")
+	// v2 first: Crossplane v2 recommends namespaced composites over claims,
+	// and they cost half the writes here (docs/performance.md).
+	shape := fs.String("shape", string(driver.ShapeV2), "the MiniCluster shape to install: v2 (compositions/v2/, the namespaced MiniCluster is the composite) or claims (compositions/)")
 	_ = fs.Parse(os.Args[2:])
-	st := state{dir: *dir, node: *node, kueue: *kueue}
+	if *shape != string(driver.ShapeV2) && *shape != string(driver.ShapeClaims) {
+		fmt.Fprintf(os.Stderr, "devenv: --shape %q: want v2 or claims\n", *shape)
+		os.Exit(2)
+	}
+	st := state{dir: *dir, node: *node, kueue: *kueue, shape: driver.Shape(*shape)}
 
 	var err error
 	switch cmd {
@@ -84,6 +93,8 @@ type state struct {
 	node bool
 	// kueue runs Kueue beside the control plane: as root only.
 	kueue bool
+	// shape is the MiniCluster shape installed.
+	shape driver.Shape
 }
 
 func (s state) pidFile() string    { return filepath.Join(s.dir, "devenv.pid") }
@@ -140,7 +151,7 @@ func (s state) up(timeout time.Duration) error {
 		return err
 	}
 	defer logf.Close() //nolint:errcheck // the child has its own descriptor
-	cmd := exec.Command(self, "serve", "--dir", s.dir, "--node="+strconv.FormatBool(s.node), "--kueue="+strconv.FormatBool(s.kueue))
+	cmd := exec.Command(self, "serve", "--dir", s.dir, "--node="+strconv.FormatBool(s.node), "--kueue="+strconv.FormatBool(s.kueue), "--shape="+string(s.shape))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command and its terminal
 	if err := cmd.Start(); err != nil {
@@ -167,7 +178,7 @@ func (s state) up(timeout time.Duration) error {
 	for {
 		follow()
 		if _, err := os.Stat(s.readyFile()); err == nil {
-			fmt.Fprintf(os.Stderr, "devenv: ready. Try:\n  kubectl apply -f examples/hello-world/claim.yaml\n  kubectl get miniclusters,jobs,services,configmaps,secrets -n default\nStop it with `make dev-down`.\n")
+			fmt.Fprint(os.Stderr, readyHint(s.shape))
 			s.printExport()
 			return nil
 		}
@@ -226,7 +237,7 @@ func (s state) serve() error {
 		return err
 	}
 	defer os.Remove(s.pidFile()) //nolint:errcheck // best effort
-	opts := harness.Options{Name: "dev", Dir: s.cpDir()}
+	opts := harness.Options{Name: "dev", Dir: s.cpDir(), Shape: s.shape}
 	if s.node {
 		root, err := harness.RepoRoot()
 		if err != nil {
@@ -248,6 +259,7 @@ func (s state) serve() error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintln(os.Stderr, "devenv:", shapeLine(s.shape))
 	if cp.Kueue() != nil {
 		fmt.Fprintf(os.Stderr, "devenv: Kueue runs (webhooks at %s); queue a MiniCluster with examples/kueue (kubectl apply -f examples/kueue/kueue.yaml first)\n", cp.Kueue().WebhookURL)
 	}
@@ -265,4 +277,22 @@ func (s state) serve() error {
 	fmt.Fprintln(os.Stderr, "devenv: stopping")
 	_ = os.Remove(s.readyFile())
 	return cp.Stop()
+}
+
+// shapeLine says which shape the control plane serves and how to get the
+// other: a cluster serves one of them (they share the MiniCluster CRD).
+func shapeLine(shape driver.Shape) string {
+	if shape == driver.ShapeClaims {
+		return "MiniClusters are Crossplane claims (compositions/, each with a cluster-scoped XMiniCluster); `make dev-up` without SHAPE=claims serves the Crossplane v2 shape"
+	}
+	return "MiniClusters are Crossplane v2 namespaced composites (compositions/v2/, as configuration-minicluster-v2 installs them); `make dev-up SHAPE=claims` serves claims instead"
+}
+
+// readyHint is what up prints once the control plane is ready: the
+// README's first commands, which apply unchanged in either shape.
+func readyHint(shape driver.Shape) string {
+	return "devenv: ready (" + string(shape) + " shape). Try:\n" +
+		"  kubectl apply -f examples/hello-world/claim.yaml\n" +
+		"  kubectl get miniclusters,jobs,services,configmaps,secrets -n default\n" +
+		"Stop it with `make dev-down`.\n"
 }
