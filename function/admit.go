@@ -28,23 +28,12 @@ import (
 // its Pod Security policy and may open NodePorts, the ServiceAccount its
 // pods run as, and each Secret it reads (requiredSecret + name).
 const (
+	errAdmit = "cannot check the MiniCluster against the platform's policy and the namespace's Pod Security policy"
+
 	requiredNamespace      = "namespace"
 	requiredServiceAccount = "serviceaccount"
 	requiredSecret         = "secret/"
 )
-
-// admission is what the platform's policy and the namespace's Pod Security
-// labels say of a MiniCluster's pods.
-type admission struct {
-	// refused says why they are refused ("" when they are not).
-	refused string
-	// policy tells whether the refusal is the policy's (else the
-	// namespace's own Pod Security label's).
-	policy bool
-	// waiting: Crossplane has not yet answered the requirements; nothing
-	// may be composed until it does.
-	waiting bool
-}
 
 // admit decides what needs the cluster's objects: the ServiceAccount and
 // Secrets the claim names (policy.serviceAccounts, policy.secrets), the
@@ -61,9 +50,9 @@ type admission struct {
 // so that a running MiniCluster's reconciles cost nothing more, and its
 // running pods are never judged by a policy that came after them
 // (policy.Check still refuses it a larger size).
-func admit(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, pol v1beta1.Policy, platformPullSecrets []string, p *plan.Plan, objs []render.Object, observed map[resource.Name]resource.ObservedComposed) (admission, error) {
+func admit(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, pol v1beta1.Policy, platformPullSecrets []string, p *plan.Plan, objs []render.Object, observed map[resource.Name]resource.ObservedComposed) error {
 	if _, ok := observed[resource.Name(render.KeyJob)]; ok {
-		return admission{}, nil
+		return nil
 	}
 	mc := p.MiniCluster
 	need := policy.Needs(pol, mc, platformPullSecrets)
@@ -96,14 +85,14 @@ func admit(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, pol v1be
 	var c policy.Cluster
 	nsLabels, _, answered, err := labelsOf(requiredNamespace)
 	if err != nil {
-		return admission{}, err
+		return errors.Wrap(err, errAdmit)
 	}
 	all := answered
 	c.NamespaceLabels = nsLabels
 	if need.ServiceAccount != "" {
 		l, _, answered, err := labelsOf(requiredServiceAccount)
 		if err != nil {
-			return admission{}, err
+			return errors.Wrap(err, errAdmit)
 		}
 		all = all && answered
 		c.ServiceAccount = l
@@ -112,7 +101,7 @@ func admit(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, pol v1be
 	for _, s := range need.Secrets {
 		l, found, answered, err := labelsOf(requiredSecret + s)
 		if err != nil {
-			return admission{}, err
+			return errors.Wrap(err, errAdmit)
 		}
 		all = all && answered
 		if found {
@@ -120,20 +109,20 @@ func admit(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, pol v1be
 		}
 	}
 	if !all {
-		return admission{waiting: true}, nil
+		return errWaiting
 	}
 	if rs := policy.CheckCluster(pol, mc, platformPullSecrets, c); len(rs) > 0 {
-		return admission{refused: rs.Error(), policy: true}, nil
+		return refused(rs.Error())
 	}
 
 	ts := templates(p, objs)
 	if len(ts) == 0 {
-		return admission{}, nil
+		return nil
 	}
 	labels, byPolicy := podsecurity.WithDefaultLevel(nsLabels, pol.PodSecurity.DefaultLevel)
 	results, labelErrs, err := podsecurity.Check(labels, ts...)
 	if err != nil {
-		return admission{}, err
+		return errors.Wrap(err, errAdmit)
 	}
 	for _, e := range labelErrs {
 		response.Warning(rsp, errors.Errorf("namespace %s: %s: the API server reads an unparsable Pod Security level as restricted and an unparsable version as latest", p.Namespace, e.Error())).TargetCompositeAndClaim()
@@ -142,7 +131,10 @@ func admit(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, pol v1be
 		msg := podSecurityMessage(p, r, byPolicy && r.Mode == podsecurity.ModeEnforce)
 		switch r.Mode {
 		case podsecurity.ModeEnforce:
-			return admission{refused: msg + "; nothing was composed or changed", policy: byPolicy}, nil
+			if byPolicy {
+				return refused(msg)
+			}
+			return invalid(msg + "; nothing was composed or changed")
 		case podsecurity.ModeWarn:
 			response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
 		default:
@@ -150,7 +142,7 @@ func admit(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, pol v1be
 			response.Normal(rsp, msg).TargetCompositeAndClaim()
 		}
 	}
-	return admission{}, nil
+	return nil
 }
 
 // podSecurityMessage names the policy and the label (or the platform's
@@ -169,7 +161,7 @@ func podSecurityMessage(p *plan.Plan, r podsecurity.Result, byPolicy bool) strin
 			"to run them as they are, ask your platform team to label the namespace %s=privileged (or the level they need)",
 			r.Level, p.Namespace, api.EnforceLevelLabel, r.Policy(), strings.Join(vs, "; "), api.EnforceLevelLabel)
 	}
-	if r.Level == api.LevelRestricted && !plan.Restricted(p.MiniCluster) {
+	if r.Level == api.LevelRestricted && !p.Restricted {
 		msg += ". A MiniCluster whose containers run as a uid other than 0 (spec.pod.securityContext.runAsUser, or each container's securityContext.runAsUser) and that asks for nothing privileged gets pods that pass restricted"
 	}
 	return msg

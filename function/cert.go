@@ -1,6 +1,9 @@
 package function
 
 import (
+	"encoding/base64"
+	"strings"
+
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
 
@@ -24,7 +27,7 @@ func (f *Function) curveCert(mc *v1alpha2.MiniCluster, observed map[resource.Nam
 	}
 	if o, ok := observed[render.KeyCurveCert]; ok {
 		if data, ok := secretData(o.Resource.Object); ok {
-			if text, err := decodeBase64(data); err == nil && f.validCert(text) {
+			if text, err := base64.StdEncoding.DecodeString(strings.TrimSpace(data)); err == nil && f.validCert(text) {
 				return text, nil
 			}
 		}

@@ -45,16 +45,19 @@ const labelComposite = "crossplane.io/composite"
 // running MiniCluster's reconciles cost nothing: each request is a
 // requirement Crossplane answers by calling the function again, and ""
 // means there is nothing to report (not asked, not answered, or no
-// conflict). jobTaken: the Job's name is among them.
-func foreignObjects(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, objs []render.Object, observed map[resource.Name]resource.ObservedComposed, compositeUID string) (msg string, jobTaken bool, err error) {
+// conflict). The refusal's reason is JobExists when the Job's name is
+// among them (typically the Flux Operator's Job, after a migration), else
+// NameTaken.
+func foreignObjects(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, objs []render.Object, observed map[resource.Name]resource.ObservedComposed, compositeUID string) error {
 	var msgs []string
+	jobTaken := false
 	for _, o := range objs {
 		if _, ok := observed[resource.Name(o.Name)]; ok {
 			continue
 		}
 		m, err := meta.Accessor(o.Object)
 		if err != nil {
-			return "", false, errors.Wrapf(err, "cannot read the name of %s", o)
+			return errors.Wrapf(err, "cannot read the name of %s", o)
 		}
 		gvk := o.Object.GetObjectKind().GroupVersionKind()
 		want := requiredExisting + o.Name
@@ -66,7 +69,7 @@ func foreignObjects(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse,
 		})
 		found, answered, err := request.GetRequiredResource(req, want)
 		if err != nil {
-			return "", false, errors.Wrapf(err, "cannot read the existing %s Crossplane returned", gvk.Kind)
+			return errors.Wrapf(err, "cannot read the existing %s Crossplane returned", gvk.Kind)
 		}
 		if !answered {
 			continue
@@ -93,7 +96,13 @@ func foreignObjects(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse,
 			msgs = append(msgs, c.message(p.MiniCluster.Name))
 		}
 	}
-	return strings.Join(msgs, "; "), jobTaken, nil
+	switch {
+	case len(msgs) == 0:
+		return nil
+	case jobTaken:
+		return &invalidError{reason: "JobExists", msg: strings.Join(msgs, "; ")}
+	}
+	return &invalidError{reason: "NameTaken", msg: strings.Join(msgs, "; ")}
 }
 
 // nameField is the claim field the name of the composed resource key

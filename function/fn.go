@@ -14,7 +14,9 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/types/known/durationpb"
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/observe"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 	"github.com/flux-framework/minicluster-crossplane/internal/policy"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
@@ -78,240 +81,251 @@ func New(o ...Option) *Function {
 	return f
 }
 
-// RunFunction composes the objects of one MiniCluster.
+// RunFunction composes the objects of one MiniCluster and reports its
+// status. Whatever stops it is reported in one place (fail): a user's
+// mistake or a refusal also sets Valid=False, naming the field and the fix.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, TTL)
-
-	in := &v1beta1.Input{}
-	if req.GetInput() != nil {
-		if err := request.GetInput(req, in); err != nil {
-			response.Fatal(rsp, errors.Wrap(err, "cannot get function input from the Composition's pipeline step"))
-			return rsp, nil
-		}
+	if err := f.run(ctx, req, rsp); err != nil {
+		fail(rsp, err)
 	}
+	return rsp, nil
+}
 
+// run is RunFunction, one step a line: read the MiniCluster, plan it,
+// render its objects, check them against the cluster, compose them, and
+// report its status.
+func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) error {
+	in, err := input(req)
+	if err != nil {
+		return err
+	}
 	oxr, err := request.GetObservedCompositeResource(req)
 	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composite resource"))
-		return rsp, nil
+		return errors.Wrap(err, "cannot get observed composite resource")
 	}
-	log := f.log.WithValues("xr", oxr.Resource.GetName())
-	if ttl := ttlFor(oxr.Resource.UnstructuredContent()); ttl != TTL {
+	xr := oxr.Resource.UnstructuredContent()
+	if ttl := ttlFor(xr); ttl != TTL {
 		rsp.Meta.Ttl = durationpb.New(ttl)
 	}
-
-	// The rules the XRD states, exactly as the API server applies them
-	// (defaults included); plan.New adds what a schema cannot say.
-	if errs := f.specs.check(ctx, req.GetObserved().GetComposite().GetResource().GetFields()["spec"], oxr.Resource.UnstructuredContent()); len(errs) > 0 {
-		fatal(rsp, errors.New(FormatErrors(errs)))
-		return rsp, nil
-	}
-
-	mc, ns, err := Decode(oxr.Resource.UnstructuredContent())
+	mc, ns, err := f.miniCluster(ctx, req, rsp, in, xr)
 	if err != nil {
-		fatal(rsp, err)
-		return rsp, nil
+		return err
 	}
-	if msg := pinnedRevision(oxr.Resource.UnstructuredContent()); msg != "" {
-		refuse(rsp, msg)
-		return rsp, nil
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		return errors.Wrap(err, "cannot get observed composed resources")
+	}
+	o := observedOf(xr, observed)
+
+	// A MiniCluster Kueue admitted keeps the size it was admitted with
+	// (observe.KeepAdmittedSize says why): it is planned at that size.
+	admitted := observe.KeepAdmittedSize(mc, o.Job)
+	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets})
+	if len(errs) > 0 {
+		return invalid(FormatErrors(errs))
+	}
+	pol := in.Policy.Effective()
+	platform := append(append([]v1alpha2.Toleration(nil), in.Defaults.Tolerations...), pol.Tolerations.Enforced...)
+	if rs := policy.Check(pol, mc, platform, runningPods(o.Job)); len(rs) > 0 {
+		return refused(rs.Error())
+	}
+	cert, err := f.curveCert(mc, observed)
+	if err != nil {
+		return invalid(err.Error())
+	}
+	scaled, clamped := observe.Scaled(p, admitted)
+	if clamped != "" {
+		response.Warning(rsp, errors.New(clamped)).TargetCompositeAndClaim()
+	}
+	writeConditions(rsp, scaled)
+
+	objs := render.Render(render.Input{Plan: p, CurveCert: cert})
+	if err := foreignObjects(req, rsp, p, objs, observed, string(oxr.Resource.GetUID())); err != nil {
+		return err
+	}
+	for _, w := range plan.Warnings(mc) {
+		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
+	}
+	if p.CleanedUp {
+		response.Normalf(rsp, "MiniCluster finished (%s); spec.cleanup removed its pods", mc.Status.Phase).TargetCompositeAndClaim()
+	}
+	if err := admit(req, rsp, pol, in.Defaults.ImagePullSecrets, p, objs, observed); err != nil {
+		return err
+	}
+	keys, earlierReady, err := compose(req, rsp, p, objs, observed)
+	if err != nil {
+		return err
+	}
+	if err := readForStatus(req, rsp, p, &o); err != nil {
+		return err
+	}
+	report := observe.Observe(p, o, keys)
+	report.Ready = report.Ready && earlierReady
+	if err := writeStatus(req, rsp, report); err != nil {
+		return err
+	}
+	response.ConditionTrue(rsp, ConditionValid, "Valid").TargetCompositeAndClaim()
+	f.log.Debug("Composed MiniCluster", "xr", oxr.Resource.GetName(), "namespace", ns, "size", p.Size, "maximumSize", p.MaximumSize, "phase", report.Status.Phase)
+	return nil
+}
+
+// input is the function input of the Composition's pipeline step.
+func input(req *fnv1.RunFunctionRequest) (*v1beta1.Input, error) {
+	in := &v1beta1.Input{}
+	if req.GetInput() == nil {
+		return in, nil
+	}
+	if err := request.GetInput(req, in); err != nil {
+		return nil, errors.Wrap(err, "cannot get function input from the Composition's pipeline step")
 	}
 	if errs := in.Defaults.ValidateFluxViews(); len(errs) > 0 {
-		response.Fatal(rsp, errors.New("invalid function input in the Composition's pipeline step: "+strings.TrimPrefix(FormatErrors(errs), "invalid MiniCluster: ")))
-		return rsp, nil
+		return nil, errors.New("invalid function input in the Composition's pipeline step: " + strings.TrimPrefix(FormatErrors(errs), "invalid MiniCluster: "))
+	}
+	return in, nil
+}
+
+// miniCluster reads the MiniCluster from the composite xr: checked against
+// the XRD's schema exactly as the API server applies it (defaults
+// included), defaulted with the platform's defaults, its Flux view chosen,
+// and checked against the platform's policy. plan.New adds what a schema
+// cannot say.
+func (f *Function) miniCluster(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input, xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
+	if errs := f.specs.check(ctx, req.GetObserved().GetComposite().GetResource().GetFields()["spec"], xr); len(errs) > 0 {
+		return nil, "", invalid(FormatErrors(errs))
+	}
+	mc, ns, err := Decode(xr)
+	if err != nil {
+		return nil, "", invalid(err.Error())
+	}
+	if msg := pinnedRevision(xr); msg != "" {
+		return nil, "", refused(msg)
 	}
 	claimView := mc.Spec.Flux.Container.Image
 	v1alpha2.SetDefaults(mc, in.Defaults.PlatformDefaults())
-	pol := in.Policy.Effective()
-	if rs := policy.Enforce(pol, mc); len(rs) > 0 {
-		refuse(rsp, rs.Error())
-		return rsp, nil
+	if rs := policy.Enforce(in.Policy.Effective(), mc); len(rs) > 0 {
+		return nil, "", refused(rs.Error())
 	}
 	if w := chooseView(mc, claimView, in.Defaults); w != "" {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
 	if msg := queueConflict(mc); msg != "" {
-		fatal(rsp, errors.New("invalid MiniCluster: "+msg))
-		return rsp, nil
+		return nil, "", invalid("invalid MiniCluster: " + msg)
 	}
-	observed, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot get observed composed resources"))
-		return rsp, nil
-	}
-	// A MiniCluster Kueue admitted keeps the size it was admitted with
-	// (kueue.go says why): it is planned at that size.
-	admittedSize := keepAdmittedSize(mc, observedJob(observed))
-	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets})
-	if len(errs) > 0 {
-		fatal(rsp, errors.New(FormatErrors(errs)))
-		return rsp, nil
-	}
-	platform := append(append([]v1alpha2.Toleration(nil), in.Defaults.Tolerations...), pol.Tolerations.Enforced...)
-	if rs := policy.Check(pol, mc, platform, runningPods(observed)); len(rs) > 0 {
-		refuse(rsp, rs.Error())
-		return rsp, nil
-	}
+	return mc, ns, nil
+}
 
-	cert, err := f.curveCert(mc, observed)
-	if err != nil {
-		fatal(rsp, err)
-		return rsp, nil
-	}
-
-	if admittedSize != "" {
-		response.ConditionFalse(rsp, ConditionScaled, ReasonAdmittedByKueue).WithMessage(admittedSize).TargetCompositeAndClaim()
-	} else if p.Clamped() {
-		msg := fmt.Sprintf("spec.size %d exceeds the maximum size %d fixed when this MiniCluster was created (the broker configuration declares %d hosts): running %d pods; lower spec.size, or re-create the MiniCluster with a larger spec.maxSize", p.RequestedSize, p.MaximumSize, p.MaximumSize, p.Size)
-		response.Warning(rsp, errors.New(msg)).TargetCompositeAndClaim()
-		response.ConditionFalse(rsp, ConditionScaled, "SizeAboveMaximum").WithMessage(msg).TargetCompositeAndClaim()
-	} else {
-		response.ConditionTrue(rsp, ConditionScaled, "Available").TargetCompositeAndClaim()
-	}
-
-	objs := render.Render(render.Input{Plan: p, CurveCert: cert})
-	if msg, jobTaken, err := foreignObjects(req, rsp, p, objs, observed, string(oxr.Resource.GetUID())); err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	} else if msg != "" {
-		reason := "NameTaken"
-		if jobTaken {
-			reason = "JobExists" // typically the Flux Operator's, after a migration
-		}
-		response.Fatal(rsp, errors.New(msg))
-		response.ConditionFalse(rsp, ConditionValid, reason).WithMessage(msg).TargetCompositeAndClaim()
-		return rsp, nil
-	}
-	for _, w := range Warnings(mc) {
-		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
-	}
-
-	// spec.cleanup: once the cluster has finished, its pods go away (the
-	// Job and the services Pod are no longer composed, so Crossplane deletes
-	// them) while the claim keeps its final phase.
-	finished := mc.Status.Phase
-	cleanedUp := mc.Spec.Cleanup && (finished == v1alpha2.PhaseSucceeded || finished == v1alpha2.PhaseFailed)
-	if cleanedUp {
-		kept := objs[:0]
-		for _, o := range objs {
-			if o.Name != render.KeyJob && o.Name != render.KeyServicesPod {
-				kept = append(kept, o)
-			}
-		}
-		objs = kept
-		response.Normalf(rsp, "MiniCluster finished (%s); spec.cleanup removed its pods", finished).TargetCompositeAndClaim()
-	}
-
-	if a, err := admit(req, rsp, pol, in.Defaults.ImagePullSecrets, p, objs, observed); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot check the MiniCluster against the platform's policy and the namespace's Pod Security policy"))
-		return rsp, nil
-	} else if a.waiting {
-		// Crossplane calls again at once with what was required; this
-		// response is not used.
-		return rsp, nil
-	} else if a.policy {
-		refuse(rsp, a.refused)
-		return rsp, nil
-	} else if a.refused != "" {
-		fatal(rsp, errors.New(a.refused))
-		return rsp, nil
-	}
-
+// compose sets the desired composed resources: objs, and those of earlier
+// pipeline steps, which are kept (objs replace any of the same name). It
+// returns the keys of objs, and whether the resources of earlier steps are
+// ready: they count towards the MiniCluster's readiness as Crossplane
+// counts them.
+func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, objs []render.Object, observed map[resource.Name]resource.ObservedComposed) ([]string, bool, error) {
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composed resources"))
-		return rsp, nil
+		return nil, false, errors.Wrap(err, "cannot get desired composed resources")
 	}
-	// Desired resources of earlier pipeline steps are kept, and count
-	// towards the MiniCluster's readiness as Crossplane counts them; the
-	// ones composed here replace any of the same name.
-	job := observedJob(observed)
-	clusterReady := true
+	earlierReady := true
+	for _, d := range desired {
+		earlierReady = earlierReady && d.Ready == resource.ReadyTrue
+	}
+	keys := make([]string, 0, len(objs))
 	for _, o := range objs {
 		u, err := toComposed(o.Object)
 		if err != nil {
-			response.Fatal(rsp, errors.Wrapf(err, "cannot convert %s to a composed resource", o))
-			return rsp, nil
+			return nil, false, errors.Wrapf(err, "cannot convert %s to a composed resource", o)
 		}
 		stampVersion(u)
 		if o.Name == render.KeyJob {
-			labelJobQueue(&u.Unstructured, QueueName(mc))
+			labelJobQueue(&u.Unstructured, QueueName(p.MiniCluster))
 			if err := keepRunningJobSpec(u, observed[resource.Name(o.Name)]); err != nil {
-				response.Fatal(rsp, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one"))
-				return rsp, nil
+				return nil, false, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one")
 			}
 		}
-		if ready(o.Name, observed[resource.Name(o.Name)], job, p.ReadyQuorum) != resource.ReadyTrue {
-			clusterReady = false
-		}
+		// Every composed object is reported ready: the MiniCluster's
+		// readiness is reported on the composite (writeStatus).
 		desired[resource.Name(o.Name)] = &resource.DesiredComposed{Resource: u, Ready: resource.ReadyTrue}
-	}
-	for _, d := range desired {
-		if d.Ready != resource.ReadyTrue {
-			clusterReady = false
-		}
+		keys = append(keys, o.Name)
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composed resources"))
-		return rsp, nil
+		return nil, false, errors.Wrap(err, "cannot set desired composed resources")
 	}
+	return keys, earlierReady, nil
+}
 
+// writeStatus writes what observe reported: the composite's status and
+// readiness, the conditions and the warnings.
+//
+// Readiness is the MiniCluster's, reported on the composite; every
+// composed object is reported ready. Crossplane takes an explicit
+// composite readiness over its composed objects', and it records an event
+// for every unready object on every composition run: the Job alone would
+// cost one each run until its brokers are up.
+func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r observe.Report) error {
 	dxr, err := request.GetDesiredCompositeResource(req)
 	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot get desired composite resource"))
-		return rsp, nil
+		return errors.Wrap(err, "cannot get desired composite resource")
 	}
-	st := status(p, observed, job)
-	if cleanedUp {
-		st.Phase = finished
-	}
-	if err := st.observeBrokers(req, rsp, p, job, oxr.Resource.UnstructuredContent()); err != nil {
-		response.Fatal(rsp, err)
-		return rsp, nil
-	}
-	// How the cluster ended (the Job's reason and message) has no status
-	// field: it goes into the Finished condition.
-	st.ReportFinished(rsp, oxr.Resource.UnstructuredContent())
 	// Equivalent to dxr.Resource.SetValue("status", ...), without its JSON
 	// round trip: the status is plain strings and integers, which become the
 	// same protobuf numbers either way.
-	dxr.Resource.Object["status"] = st.Object()
-	// Readiness is the MiniCluster's, reported on the composite; every
-	// composed object is reported ready. Crossplane takes an explicit
-	// composite readiness over its composed objects', and it records an
-	// event for every unready object on every composition run: the Job
-	// alone would cost one each run until its brokers are up.
+	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&r.Status)
+	if err != nil {
+		return errors.Wrap(err, "cannot convert the MiniCluster's status")
+	}
+	dxr.Resource.Object["status"] = st
 	dxr.Ready = resource.ReadyFalse
-	if clusterReady {
+	if r.Ready {
 		dxr.Ready = resource.ReadyTrue
 	}
 	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot set desired composite resource"))
-		return rsp, nil
+		return errors.Wrap(err, "cannot set desired composite resource")
 	}
-
-	response.ConditionTrue(rsp, ConditionValid, "Valid").TargetCompositeAndClaim()
-	log.Debug("Composed MiniCluster", "namespace", ns, "size", p.Size, "maximumSize", p.MaximumSize, "phase", st.Phase)
-	return rsp, nil
+	writeConditions(rsp, r.Conditions...)
+	for _, w := range r.Warnings {
+		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
+	}
+	return nil
 }
 
-// fatal reports a problem the user must fix: as a Fatal result, which keeps
-// every composed resource as it is (a bad update never deletes a running
-// cluster), and as a condition on the claim that says what to do.
-func fatal(rsp *fnv1.RunFunctionResponse, err error) {
-	response.Fatal(rsp, err)
-	response.ConditionFalse(rsp, ConditionValid, "InvalidSpec").WithMessage(err.Error()).TargetCompositeAndClaim()
+// errWaiting: Crossplane has not yet answered the function's requirements.
+// It calls again at once with what was required and uses only that
+// response, so nothing is reported.
+var errWaiting = errors.New("waiting for Crossplane to answer the requirements")
+
+// invalidError is a MiniCluster the function refuses to compose: a Fatal
+// result, which keeps every composed resource as it is (a bad update never
+// deletes a running cluster), and Valid=False with reason, which says on
+// the claim what to do.
+type invalidError struct {
+	reason, msg string
 }
 
-// refuse reports what the platform's policy refuses, as fatal does, with
-// the reason Policy: the claim asks for more than the platform allows, and
-// the message names the policy key, the field and the fix.
-func refuse(rsp *fnv1.RunFunctionResponse, msg string) {
+func (e *invalidError) Error() string { return e.msg }
+
+// invalid is a user's mistake (reason InvalidSpec).
+func invalid(msg string) error { return &invalidError{reason: "InvalidSpec", msg: msg} }
+
+// refused is what the platform's policy refuses (reason Policy): the claim
+// asks for more than the platform allows, and the message names the
+// policy key, the field and the fix.
+func refused(msg string) error {
 	if !strings.Contains(msg, "nothing was composed or changed") {
 		msg += "; nothing was composed or changed"
 	}
-	response.Fatal(rsp, errors.New(msg))
-	response.ConditionFalse(rsp, ConditionValid, ReasonPolicy).WithMessage(msg).TargetCompositeAndClaim()
+	return &invalidError{reason: ReasonPolicy, msg: msg}
+}
+
+// fail reports what stopped a composition run.
+func fail(rsp *fnv1.RunFunctionResponse, err error) {
+	if errors.Is(err, errWaiting) {
+		return
+	}
+	response.Fatal(rsp, err)
+	var inv *invalidError
+	if errors.As(err, &inv) {
+		response.ConditionFalse(rsp, ConditionValid, inv.reason).WithMessage(inv.msg).TargetCompositeAndClaim()
+	}
 }
 
 // pinnedRevision refuses a MiniCluster that picks its own revision of the
@@ -337,11 +351,11 @@ func pinnedRevision(xr map[string]any) string {
 
 // runningPods is the number of pods the observed Job runs (its
 // parallelism), 0 when there is no Job yet.
-func runningPods(observed map[resource.Name]resource.ObservedComposed) int32 {
-	if _, ok := observed[resource.Name(render.KeyJob)]; !ok {
+func runningPods(job *batchv1.Job) int32 {
+	switch {
+	case job == nil:
 		return 0
-	}
-	if job := observedJob(observed); job != nil && job.Spec.Parallelism != nil && *job.Spec.Parallelism > 0 {
+	case job.Spec.Parallelism != nil && *job.Spec.Parallelism > 0:
 		return *job.Spec.Parallelism
 	}
 	return 1

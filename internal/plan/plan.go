@@ -87,6 +87,20 @@ type Plan struct {
 	// Files of the entrypoint ConfigMap: broker.toml, hostlist and scripts.
 	Files map[string]string
 
+	// Restricted: the broker pods get Pod Security's restricted settings
+	// (see Restricted); RestrictedServices: the services Pod too.
+	Restricted, RestrictedServices bool
+	// ViewUID and ViewGID are the user of the Flux view's init container,
+	// nil for its own (see ViewUser).
+	ViewUID, ViewGID *int64
+	// ComposesLeadBroker: a burst's root, which exposes its lead broker
+	// on a NodePort Service (see ComposesLeadBroker).
+	ComposesLeadBroker bool
+	// CleanedUp: spec.cleanup is set and the cluster has finished, as its
+	// status says: its pods go away (no Job, no services Pod), and it keeps
+	// the phase it finished with.
+	CleanedUp bool
+
 	// brokerTOML is spec.flux.brokerConfig, decoded once for the checks
 	// and the quorum.
 	brokerTOML brokerTOML
@@ -140,6 +154,10 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 	}
 	p.Hosts = hosts(mc, p.MaximumSize)
 	p.Resources = brokerResources(mc, p.Runner)
+	p.Restricted, p.RestrictedServices = Restricted(mc), RestrictedServices(mc)
+	p.ViewUID, p.ViewGID = ViewUser(mc)
+	p.ComposesLeadBroker = ComposesLeadBroker(mc)
+	p.CleanedUp = mc.Spec.Cleanup && (mc.Status.Phase == v1alpha2.PhaseSucceeded || mc.Status.Phase == v1alpha2.PhaseFailed)
 	if errs := p.files(); len(errs) > 0 {
 		return nil, errs
 	}

@@ -49,7 +49,7 @@ func initContainer(in Input) corev1.Container {
 	}, []string{"/bin/bash", in.Layout.Entrypoint(entrypoint.InitKey)}, viewMounts(in))
 	// It runs to completion on its own; nobody attaches to it.
 	out.Stdin, out.TTY = false, false
-	if uid, gid := plan.ViewUser(in.MiniCluster); uid != nil {
+	if uid, gid := in.ViewUID, in.ViewGID; uid != nil {
 		if out.SecurityContext == nil {
 			out.SecurityContext = &corev1.SecurityContext{}
 		}

@@ -70,7 +70,7 @@ func brokerPodSpec(in Input) corev1.PodSpec {
 		pod.Containers = append(pod.Containers, brokerContainer(in, i))
 	}
 	pod.Volumes = append(systemVolumes(in), userVolumes(v1alpha2.Containers(s.Containers))...)
-	if plan.Restricted(mc) {
+	if in.Restricted {
 		restrictPod(&pod)
 	}
 
@@ -101,7 +101,7 @@ func ServicesPod(in Input) *corev1.Pod {
 		}
 	}
 	pod.Volumes = userVolumes(v1alpha2.Containers(s.Services))
-	if plan.RestrictedServices(mc) {
+	if in.RestrictedServices {
 		restrictPod(&pod)
 	}
 	return &corev1.Pod{

@@ -56,8 +56,14 @@ func Render(in Input) []Object {
 	for _, svc := range ContainerServices(in) {
 		objs = append(objs, Object{Name: KeyContainerServicePrefix + svc.Name, Object: svc})
 	}
-	if plan.ComposesLeadBroker(mc) {
+	if in.ComposesLeadBroker {
 		objs = append(objs, Object{Name: KeyLeadBroker, Object: LeadBrokerService(in)})
+	}
+	if in.CleanedUp {
+		// spec.cleanup: once the cluster has finished its pods go away
+		// (Crossplane deletes what is no longer composed), and the rest
+		// stays with the MiniCluster's final status.
+		return objs
 	}
 	if len(mc.Spec.Services) > 0 {
 		objs = append(objs, Object{Name: KeyServicesPod, Object: ServicesPod(in)})

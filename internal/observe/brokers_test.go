@@ -1,4 +1,4 @@
-package function
+package observe
 
 import (
 	"strings"
@@ -9,14 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
-	"google.golang.org/protobuf/types/known/structpb"
-
-	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
@@ -239,140 +233,3 @@ func TestBounded(t *testing.T) {
 		t.Errorf("bounded(short) = %q, want it trimmed and whole", got)
 	}
 }
-
-// TestObserveBrokersReadsOnlyWhileNeeded: what the function asks Crossplane
-// to read in each state. A ready or a finished cluster whose message is
-// kept reads nothing.
-func TestObserveBrokersReadsOnlyWhileNeeded(t *testing.T) {
-	started := func(job *batchv1.Job) *batchv1.Job {
-		job.Spec.Parallelism = ptr.To[int32](4)
-		job.Status.StartTime = ptr.To(metav1.NewTime(time.Date(2024, 1, 1, 0, 0, 1, 0, time.UTC)))
-		return job
-	}
-	kept := map[string]any{"status": map[string]any{"conditions": []any{
-		map[string]any{"type": ConditionFinished, "status": "True", "reason": "Failed", "message": "kept"},
-	}}}
-	failed := observedJobWith(0, [3]string{"Failed", "PodFailurePolicy", failJobMessage})
-	cases := map[string]struct {
-		reason string
-		job    *batchv1.Job
-		xr     map[string]any
-		want   []string
-		status fnv1.Status
-	}{
-		"Ready": {
-			reason: "Every broker up: nothing read.",
-			job:    started(observedJobWith(4)), status: fnv1.Status_STATUS_CONDITION_TRUE,
-		},
-		"NotReady": {
-			reason: "Brokers not up, all pods created: the pods only.",
-			job: func() *batchv1.Job {
-				j := started(observedJobWith(2))
-				j.Status.Active = 4
-				return j
-			}(), want: []string{requiredPods}, status: fnv1.Status_STATUS_CONDITION_FALSE,
-		},
-		"NotSynced": {
-			reason: "A Job the job controller has not acted on yet: no Events (a cluster-wide informer) for every new MiniCluster.",
-			job:    observedJobWith(0), want: []string{requiredPods}, status: fnv1.Status_STATUS_CONDITION_FALSE,
-		},
-		"MissingPods": {
-			reason: "Fewer pods than the Job runs: its FailedCreate events too.",
-			job: func() *batchv1.Job {
-				j := started(observedJobWith(0))
-				j.Status.Active = 2
-				return j
-			}(), want: []string{requiredEvents, requiredPods}, status: fnv1.Status_STATUS_CONDITION_FALSE,
-		},
-		"FinishedFirst": {
-			reason: "Just finished: the lead pod's termination message, once.",
-			job:    failed, want: []string{requiredPods}, status: fnv1.Status_STATUS_CONDITION_FALSE,
-		},
-		"FinishedKept": {
-			reason: "The Finished message is written: nothing read.",
-			job:    failed, xr: kept, status: fnv1.Status_STATUS_CONDITION_FALSE,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			p := helloPlan(t)
-			st := status(p, nil, tc.job)
-			rsp := &fnv1.RunFunctionResponse{}
-			if err := st.observeBrokers(&fnv1.RunFunctionRequest{}, rsp, p, tc.job, tc.xr); err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for name := range rsp.GetRequirements().GetResources() {
-				got = append(got, name)
-			}
-			if d := cmp.Diff(tc.want, got, sortStrings); d != "" {
-				t.Errorf("%s\nrequirements: -want +got:\n%s", tc.reason, d)
-			}
-			var brokers *fnv1.Condition
-			for _, c := range rsp.GetConditions() {
-				if c.GetType() == ConditionBrokers {
-					brokers = c
-				}
-			}
-			if brokers == nil || brokers.GetStatus() != tc.status || brokers.GetTarget() != fnv1.Target_TARGET_COMPOSITE_AND_CLAIM {
-				t.Errorf("%s\n%s condition %v, want status %v on the composite and claim", tc.reason, ConditionBrokers, brokers, tc.status)
-			}
-			if tc.xr != nil && st.Message != "kept" {
-				t.Errorf("%s\nmessage %q, want the kept one", tc.reason, st.Message)
-			}
-		})
-	}
-}
-
-// TestObserveBrokersAnswered: with the pods and Events Crossplane returns,
-// the condition says why and a warning event says it too.
-func TestObserveBrokersAnswered(t *testing.T) {
-	p := helloPlan(t)
-	job := observedJobWith(0)
-	job.UID = jobUID
-	pod := brokerPod("0", "a", 1, waitingMain("ErrImageNeverPull", neverPull))
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := structpb.NewStruct(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{requiredPods: {Items: []*fnv1.Resource{{Resource: s}}}}}
-	rsp := response.To(req, TTL)
-	st := status(p, nil, job)
-	if err := st.observeBrokers(req, rsp, p, job, nil); err != nil {
-		t.Fatal(err)
-	}
-	want := "0 of 4 brokers up; flux-sample-0: ErrImageNeverPull: " + neverPull
-	var got []string
-	for _, c := range rsp.GetConditions() {
-		if c.GetType() == ConditionBrokers {
-			got = append(got, c.GetReason()+" "+c.GetMessage())
-		}
-	}
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
-			got = append(got, "warning "+r.GetMessage())
-		}
-	}
-	if d := cmp.Diff([]string{"ErrImageNeverPull " + want, "warning " + want}, got); d != "" {
-		t.Errorf("condition and warning: -want +got:\n%s", d)
-	}
-	if st.Phase != v1alpha2.PhasePending {
-		t.Errorf("phase %s, want Pending", st.Phase)
-	}
-}
-
-var sortStrings = cmp.Transformer("sort", func(in []string) []string {
-	out := append([]string(nil), in...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
-})

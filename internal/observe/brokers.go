@@ -1,4 +1,4 @@
-package function
+package observe
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
@@ -108,15 +109,6 @@ func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []c
 		return report{reason: reason, message: head}
 	}
 	return report{reason: reason, message: head + "; " + strings.Join(parts, "; ")}
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // indexCause is why the broker of one index is not up: the newest of its
@@ -299,10 +291,10 @@ func finishedMessage(job *batchv1.Job, words string, code int32) string {
 	if code == entrypoint.ViewDoesNotFitExitCode {
 		msg = "the Flux view cannot run in the application image" + strings.TrimPrefix(msg, "the job on the lead broker failed")
 	}
-	c := jobFinished(job, batchv1.JobFailed, batchv1.JobFailureTarget)
-	if !jobFailed(job) {
+	c := endCondition(job, batchv1.JobFailed, batchv1.JobFailureTarget)
+	if !failed(job) {
 		msg = succeededMessage(job)
-		c = jobFinished(job, batchv1.JobComplete, batchv1.JobSuccessCriteriaMet)
+		c = endCondition(job, batchv1.JobComplete, batchv1.JobSuccessCriteriaMet)
 	}
 	if c != nil {
 		detail = jobDetail(c)
@@ -333,4 +325,23 @@ func bounded(s string, limit int) string {
 	keep := limit - len(gap)
 	head := keep / 3
 	return strings.ToValidUTF8(s[:head], "") + gap + strings.ToValidUTF8(s[len(s)-(keep-head):], "")
+}
+
+// upMessage counts the brokers up. A full cluster's needs no count (its
+// status has size and job.ready), which keeps the steady response the same
+// size whatever the cluster's.
+func upMessage(up, size int32) string {
+	if up == size {
+		return "all brokers up"
+	}
+	return fmt.Sprintf("%d of %d brokers up", up, size)
+}
+
+func ownerUID(pod *corev1.Pod) types.UID {
+	for _, o := range pod.OwnerReferences {
+		if o.Controller != nil && *o.Controller {
+			return o.UID
+		}
+	}
+	return ""
 }

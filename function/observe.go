@@ -1,0 +1,179 @@
+package function
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/observe"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+	"github.com/flux-framework/minicluster-crossplane/internal/render"
+)
+
+// Requirement names of what the function reads to explain the status
+// (observe.ReadsFor says when).
+const (
+	requiredPods       = "broker-pods"
+	requiredEvents     = "namespace-events"
+	requiredWorkloads  = "kueue-workloads"
+	requiredLocalQueue = "kueue-localqueue"
+
+	kueueAPIVersion = "kueue.x-k8s.io/v1beta2"
+	// labelKueueJobUID is the label Kueue puts on the Workload of a Job:
+	// the Job's UID.
+	labelKueueJobUID = "kueue.x-k8s.io/job-uid"
+)
+
+// observedOf converts what the composite observes, once: the composed
+// objects observe reads, and the Finished condition the composite has.
+func observedOf(xr map[string]any, observed map[resource.Name]resource.ObservedComposed) observe.Observed {
+	o := observe.Observed{Composed: map[string]bool{}}
+	for name, oc := range observed {
+		if oc.Resource != nil {
+			o.Composed[string(name)] = true
+		}
+	}
+	o.Job = observedJob(observed)
+	if svc := (&corev1.Service{}); convertObserved(observed[render.KeyLeadBroker], svc) {
+		o.LeadBroker = svc
+	}
+	if pod := (&corev1.Pod{}); convertObserved(observed[render.KeyServicesPod], pod) {
+		o.ServicesPod = pod
+	}
+	if c := observedCondition(xr, observe.ConditionFinished); c != nil {
+		reason, _ := c["reason"].(string)
+		msg, _ := c["message"].(string)
+		o.Finished = &observe.Condition{Type: observe.ConditionFinished, True: c["status"] == string(corev1.ConditionTrue), Reason: reason, Message: msg}
+	}
+	return o
+}
+
+// readForStatus asks Crossplane for what observe needs beyond the composed
+// objects, and adds to o what Crossplane answered. Each requirement is a
+// watch Crossplane keeps while the function asks (its cached client serves
+// them, and a change to a read object runs the composition again).
+func readForStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, o *observe.Observed) error {
+	reads := observe.ReadsFor(p, *o)
+	ns := ptr.To(p.Namespace)
+	if reads.Pods {
+		found, err := requireAll(req, rsp, requiredPods, &fnv1.ResourceSelector{
+			ApiVersion: "v1", Kind: "Pod", Namespace: ns,
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{plan.LabelSelector: p.MiniCluster.Name}}},
+		})
+		if err != nil {
+			return errors.Wrap(err, "cannot read the broker pods Crossplane returned")
+		}
+		for _, r := range found {
+			pod := corev1.Pod{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.Resource.UnstructuredContent(), &pod); err != nil {
+				return errors.Wrapf(err, "cannot read pod %s", r.Resource.GetName())
+			}
+			o.Pods = append(o.Pods, pod)
+		}
+	}
+	if reads.Events {
+		// The only place the job controller says why it cannot create a
+		// pod; FailedCreate events carry no labels to select by.
+		found, err := requireAll(req, rsp, requiredEvents, &fnv1.ResourceSelector{
+			ApiVersion: "v1", Kind: "Event", Namespace: ns,
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{}}},
+		})
+		if err != nil {
+			return errors.Wrap(err, "cannot read the Events Crossplane returned")
+		}
+		for _, r := range found {
+			ev := corev1.Event{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.Resource.UnstructuredContent(), &ev); err != nil {
+				continue // an Event is a hint: one that does not decode says nothing
+			}
+			o.Events = append(o.Events, ev)
+		}
+	}
+	if reads.Queue {
+		if o.Job.UID != "" {
+			found, err := requireAll(req, rsp, requiredWorkloads, &fnv1.ResourceSelector{
+				ApiVersion: kueueAPIVersion, Kind: "Workload", Namespace: ns,
+				Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{labelKueueJobUID: string(o.Job.UID)}}},
+			})
+			if err != nil {
+				return errors.Wrap(err, "cannot read the Kueue Workloads Crossplane returned")
+			}
+			for _, r := range found {
+				o.Workloads = append(o.Workloads, &unstructured.Unstructured{Object: r.Resource.Object})
+			}
+		}
+		found, err := requireAll(req, rsp, requiredLocalQueue, &fnv1.ResourceSelector{
+			ApiVersion: kueueAPIVersion, Kind: "LocalQueue", Namespace: ns,
+			Match: &fnv1.ResourceSelector_MatchName{MatchName: o.Job.Labels[plan.LabelKueueQueueName]},
+		})
+		if err != nil {
+			return errors.Wrap(err, "cannot read the Kueue LocalQueue Crossplane returned")
+		}
+		if len(found) > 0 {
+			o.LocalQueue = &unstructured.Unstructured{Object: found[0].Resource.Object}
+		}
+	}
+	return nil
+}
+
+// requireAll asks for the resources sel selects under name, and returns
+// what Crossplane answered (nothing until it does).
+func requireAll(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string, sel *fnv1.ResourceSelector) ([]resource.Required, error) {
+	require(rsp, name, sel)
+	found, _, err := request.GetRequiredResource(req, name)
+	return found, err
+}
+
+// writeConditions puts the conditions observe reported on the composite
+// and its claim.
+func writeConditions(rsp *fnv1.RunFunctionResponse, cs ...observe.Condition) {
+	for _, c := range cs {
+		var cond *response.ConditionOption
+		if c.True {
+			cond = response.ConditionTrue(rsp, c.Type, c.Reason)
+		} else {
+			cond = response.ConditionFalse(rsp, c.Type, c.Reason)
+		}
+		if c.Message != "" {
+			cond = cond.WithMessage(c.Message)
+		}
+		cond.TargetCompositeAndClaim()
+	}
+}
+
+// observedJob is the observed Job, or nil when there is none or it does
+// not convert.
+func observedJob(observed map[resource.Name]resource.ObservedComposed) *batchv1.Job {
+	job := &batchv1.Job{}
+	if !convertObserved(observed[render.KeyJob], job) {
+		return nil
+	}
+	return job
+}
+
+// convertObserved converts an observed composed resource into a typed
+// object, false when it was not observed or does not convert.
+func convertObserved(o resource.ObservedComposed, into any) bool {
+	return o.Resource != nil && runtime.DefaultUnstructuredConverter.FromUnstructured(o.Resource.UnstructuredContent(), into) == nil
+}
+
+// observedCondition is the condition of type typ of the composite xr as
+// observed, nil if it has none.
+func observedCondition(xr map[string]any, typ string) map[string]any {
+	st, _ := xr["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == typ {
+			return m
+		}
+	}
+	return nil
+}

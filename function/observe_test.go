@@ -1,0 +1,112 @@
+package function
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/observe"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+)
+
+// TestReadForStatus: the adapter asks Crossplane for what observe.ReadsFor
+// names, with selectors confined to the MiniCluster's namespace (its pods
+// by label, Kueue's Workload by the Job's UID), and converts what
+// Crossplane answers.
+func TestReadForStatus(t *testing.T) {
+	mc := &v1alpha2.MiniCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "flux-sample", Namespace: "tenant-a"},
+		Spec: v1alpha2.MiniClusterSpec{
+			Size:       ptr.To[int32](4),
+			Containers: []v1alpha2.MiniClusterContainer{{Image: "ubuntu:noble", Command: "echo hello world"}},
+		},
+	}
+	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
+	p, errs := plan.New(mc, plan.Facts{Namespace: "tenant-a"})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	starting := observedJobWith(1)
+	starting.UID = "job-uid"
+	queued := observedJobWith(0)
+	queued.UID = "job-uid"
+	queued.Labels = map[string]string{plan.LabelKueueQueueName: "user-queue"}
+	queued.Spec.Suspend = ptr.To(true)
+
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "flux-sample-0-abcde", Namespace: "tenant-a", Labels: map[string]string{plan.LabelSelector: "flux-sample"}}}
+	podContent, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	podStruct, err := structpb.NewStruct(podContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type want struct {
+		selectors map[string]string // requirement name -> kind/namespace/match
+		pods      int
+	}
+	cases := map[string]struct {
+		reason string
+		job    observe.Observed
+		req    *fnv1.RunFunctionRequest
+		want   want
+	}{
+		"Starting": {
+			reason: "Brokers not up: the MiniCluster's pods, by its selector label.",
+			job:    observe.Observed{Job: starting},
+			req:    &fnv1.RunFunctionRequest{},
+			want:   want{selectors: map[string]string{requiredPods: "Pod/tenant-a/" + plan.LabelSelector + "=flux-sample"}},
+		},
+		"StartingAnswered": {
+			reason: "What Crossplane returned is converted once.",
+			job:    observe.Observed{Job: starting},
+			req:    &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{requiredPods: {Items: []*fnv1.Resource{{Resource: podStruct}}}}},
+			want:   want{selectors: map[string]string{requiredPods: "Pod/tenant-a/" + plan.LabelSelector + "=flux-sample"}, pods: 1},
+		},
+		"Queued": {
+			reason: "A queued Job: its LocalQueue by name and its Workload by the Job's UID.",
+			job:    observe.Observed{Job: queued},
+			req:    &fnv1.RunFunctionRequest{},
+			want: want{selectors: map[string]string{
+				requiredLocalQueue: "LocalQueue/tenant-a/user-queue",
+				requiredWorkloads:  "Workload/tenant-a/" + labelKueueJobUID + "=job-uid",
+			}},
+		},
+		"Running": {
+			reason: "Every broker up: nothing read.",
+			job:    observe.Observed{Job: observedJobWith(4)},
+			req:    &fnv1.RunFunctionRequest{},
+			want:   want{selectors: map[string]string{}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := &fnv1.RunFunctionResponse{}
+			o := tc.job
+			if err := readForStatus(tc.req, rsp, p, &o); err != nil {
+				t.Fatal(err)
+			}
+			got := want{selectors: map[string]string{}, pods: len(o.Pods)}
+			for name, sel := range rsp.GetRequirements().GetResources() {
+				match := sel.GetMatchName()
+				for k, v := range sel.GetMatchLabels().GetLabels() {
+					match = k + "=" + v
+				}
+				got.selectors[name] = sel.GetKind() + "/" + sel.GetNamespace() + "/" + match
+			}
+			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); d != "" {
+				t.Errorf("%s\nreadForStatus: -want +got:\n%s", tc.reason, d)
+			}
+		})
+	}
+}

@@ -1,0 +1,119 @@
+package observe
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+)
+
+// queuedJob is flux-sample's Job as Kueue's webhook created it: with a
+// queue name, suspended, parallelism 4.
+func queuedJob() *batchv1.Job {
+	job := observedJobWith(0)
+	job.UID = types.UID(jobUID)
+	job.Labels = map[string]string{plan.LabelKueueQueueName: "user-queue"}
+	job.Spec.Suspend = ptr.To(true)
+	job.Spec.Parallelism = ptr.To[int32](4)
+	return job
+}
+
+// TestQueued: a suspended Job with a queue name is Queued, reads Kueue's
+// objects, and the Brokers condition names both queues and Kueue's
+// reason, in words that do not change while the cause does not.
+func TestQueued(t *testing.T) {
+	p := helloPlan(t)
+	job := queuedJob()
+	workload := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+		"metadata": map[string]any{
+			"name": "job-flux-sample-1a2b3", "namespace": "tenant-a",
+			"ownerReferences": []any{map[string]any{"apiVersion": "batch/v1", "kind": "Job", "name": "flux-sample", "uid": jobUID, "controller": true}},
+		},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "QuotaReserved", "status": "False", "reason": "Pending",
+			"message":            "couldn't assign flavors to pod set main: insufficient unused quota for pods in flavor default-flavor, 4 more needed",
+			"lastTransitionTime": "2024-01-01T00:00:09Z",
+		}}},
+	}}
+	lq := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+		"metadata": map[string]any{"name": "user-queue", "namespace": "tenant-a"},
+		"spec":     map[string]any{"clusterQueue": "hpc"},
+	}}
+	cases := map[string]struct {
+		o    Observed
+		want string
+	}{
+		"NotAnswered": {
+			o:    Observed{Job: job},
+			want: "queued by Kueue in LocalQueue tenant-a/user-queue, 4 pods: LocalQueue user-queue does not exist in namespace tenant-a: the platform creates the queues (kueue.x-k8s.io LocalQueue), ask it which to name in spec.jobLabels",
+		},
+		"Answered": {
+			o:    Observed{Job: job, LocalQueue: lq, Workloads: []*unstructured.Unstructured{workload}},
+			want: "queued by Kueue in LocalQueue tenant-a/user-queue (ClusterQueue hpc), 4 pods: Pending: couldn't assign flavors to pod set main: insufficient unused quota for pods in flavor default-flavor, 4 more needed",
+		},
+		"NoWorkloadYet": {
+			o:    Observed{Job: job, LocalQueue: lq},
+			want: "queued by Kueue in LocalQueue tenant-a/user-queue (ClusterQueue hpc), 4 pods: waiting for Kueue to create the Job's Workload",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if d := cmp.Diff(Reads{Queue: true}, ReadsFor(p, tc.o)); d != "" {
+				t.Errorf("ReadsFor: -want +got:\n%s", d)
+			}
+			r := Observe(p, tc.o, nil)
+			if r.Status.Phase != v1alpha2.PhaseQueued {
+				t.Errorf("phase %q, want %q", r.Status.Phase, v1alpha2.PhaseQueued)
+			}
+			if d := cmp.Diff(Condition{Type: ConditionBrokers, Reason: ReasonQueued, Message: tc.want}, condition(r, ConditionBrokers)); d != "" {
+				t.Errorf("Brokers: -want +got:\n%s", d)
+			}
+		})
+	}
+}
+
+// TestAdmittedReadsNoQueue: once Kueue unsuspends the Job, the MiniCluster
+// is not Queued and reads no Kueue object.
+func TestAdmittedReadsNoQueue(t *testing.T) {
+	p := helloPlan(t)
+	job := queuedJob()
+	job.Spec.Suspend = ptr.To(false)
+	o := Observed{Job: job}
+	if phase := Observe(p, o, nil).Status.Phase; phase != v1alpha2.PhasePending {
+		t.Fatalf("phase %q, want Pending", phase)
+	}
+	if r := ReadsFor(p, o); r.Queue {
+		t.Errorf("an admitted Job reads Kueue's objects: %+v", r)
+	}
+}
+
+// TestKeepAdmittedSize: an admitted Job keeps its size; a queued one takes
+// the new size (Kueue queues it again at that size).
+func TestKeepAdmittedSize(t *testing.T) {
+	mc := &v1alpha2.MiniCluster{Spec: v1alpha2.MiniClusterSpec{Size: ptr.To[int32](2)}}
+	queued := queuedJob()
+	if msg := KeepAdmittedSize(mc, queued); msg != "" || *mc.Spec.Size != 2 {
+		t.Errorf("queued: %q, size %d; want the new size 2", msg, *mc.Spec.Size)
+	}
+	admitted := queuedJob()
+	admitted.Spec.Suspend = ptr.To(false)
+	msg := KeepAdmittedSize(mc, admitted)
+	if *mc.Spec.Size != 4 || !strings.Contains(msg, "Kueue admitted this MiniCluster with 4 pods") {
+		t.Errorf("admitted: %q, size %d; want the admitted size 4 and why", msg, *mc.Spec.Size)
+	}
+	plain := observedJobWith(2)
+	plain.Spec.Parallelism = ptr.To[int32](4)
+	mc.Spec.Size = ptr.To[int32](2)
+	if msg := KeepAdmittedSize(mc, plain); msg != "" || *mc.Spec.Size != 2 {
+		t.Errorf("without Kueue: %q, size %d; want the new size", msg, *mc.Spec.Size)
+	}
+}
