@@ -25,10 +25,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
@@ -264,9 +267,18 @@ func (s state) serve() error {
 		fmt.Fprintf(os.Stderr, "devenv: Kueue runs (webhooks at %s); queue a MiniCluster with examples/kueue (kubectl apply -f examples/kueue/kueue.yaml first)\n", cp.Kueue().WebhookURL)
 	}
 	if n := cp.Node(); n != nil {
+		root, err := harness.RepoRoot()
+		if err != nil {
+			_ = cp.Stop()
+			return err
+		}
+		hint, err := nodeHint(root)
+		if err != nil {
+			_ = cp.Stop()
+			return err
+		}
 		fmt.Fprintf(os.Stderr, "devenv: node %s runs pods (%s); no registry is reachable, so point an example at the node's images:\n"+
-			"  sed -e 's#image: rockylinux:9#image: %s#' examples/hello-world/claim.yaml | kubectl apply -f -\n"+
-			"  (the Flux view defaults to %s on this node)\n", n.Name, n.IP, harness.AppImageRef, harness.ViewImageRef)
+			"  %s\n  (the Flux view defaults to %s on this node)\n", n.Name, n.IP, hint, harness.ViewImageRef)
 	}
 	if err := os.WriteFile(s.readyFile(), []byte(cp.Kubeconfig+"\n"), 0o600); err != nil {
 		_ = cp.Stop()
@@ -295,4 +307,65 @@ func readyHint(shape driver.Shape) string {
 		"  kubectl apply -f examples/hello-world/claim.yaml\n" +
 		"  kubectl get miniclusters,jobs,services,configmaps,secrets -n default\n" +
 		"Stop it with `make dev-down`.\n"
+}
+
+// helloWorld is the example the hints run, relative to the repository.
+const helloWorld = "examples/hello-world/claim.yaml"
+
+// nodeHint is the command that runs hello-world on the node: no registry
+// is reachable, so each image the example names becomes the node's
+// application image. The images are read from the example, not written
+// here, so the hint follows the example when its image changes (a hint
+// looking for an image the example no longer names applies it unchanged,
+// and its pods cannot pull).
+func nodeHint(repoRoot string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, helloWorld))
+	if err != nil {
+		return "", err
+	}
+	var mc struct {
+		Spec struct {
+			Containers []struct {
+				Image string `json:"image"`
+			} `json:"containers"`
+			Services []struct {
+				Image string `json:"image"`
+			} `json:"services"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &mc); err != nil {
+		return "", fmt.Errorf("%s: %w", helloWorld, err)
+	}
+	var images []string
+	for _, c := range mc.Spec.Containers {
+		images = append(images, c.Image)
+	}
+	for _, c := range mc.Spec.Services {
+		images = append(images, c.Image)
+	}
+	slices.Sort(images)
+	images = slices.Compact(images)
+	if len(images) == 0 || images[0] == "" {
+		return "", fmt.Errorf("%s names no image to point at the node's", helloWorld)
+	}
+	var sed strings.Builder
+	sed.WriteString("sed")
+	for _, img := range images {
+		// Image references hold no quote; the regular expression's
+		// specials (the dots of a registry) and the delimiter are escaped.
+		fmt.Fprintf(&sed, " -e 's#image: %s#image: %s#'", sedEscape(img), harness.AppImageRef)
+	}
+	return sed.String() + " " + helloWorld + " | kubectl apply -f -", nil
+}
+
+// sedEscape quotes s for a basic regular expression between # delimiters.
+func sedEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\.*[]^$#`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
