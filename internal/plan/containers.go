@@ -10,6 +10,7 @@ import (
 	"github.com/distribution/reference"
 	"github.com/opencontainers/go-digest"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -29,16 +30,16 @@ const (
 
 // checkContainers checks the containers of the broker pods and of the
 // services Pod against the pod they become.
-func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
+func checkContainers(mc *v1alpha2.MiniCluster, q quantities) field.ErrorList {
 	s := &mc.Spec
 	var errs field.ErrorList
 	// The runner's container is named after the MiniCluster and the init
 	// container after flux.container.name: other containers must not take them.
-	errs = append(errs, checkContainerList(v1alpha2.Containers(s.Containers), field.NewPath("spec", "containers"), false, map[string]string{
+	errs = append(errs, checkContainerList(v1alpha2.Containers(s.Containers), field.NewPath("spec", "containers"), false, q, map[string]string{
 		mc.Name:               "the Flux runner's container, which is named after the MiniCluster",
 		s.Flux.Container.Name: "the Flux init container (spec.flux.container.name)",
 	})...)
-	errs = append(errs, checkContainerList(v1alpha2.Containers(s.Services), field.NewPath("spec", "services"), true, nil)...)
+	errs = append(errs, checkContainerList(v1alpha2.Containers(s.Services), field.NewPath("spec", "services"), true, q, nil)...)
 	switch n := s.Flux.Container.Name; {
 	case n == mc.Name:
 		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "name"), n, "is the MiniCluster's name, which the Flux runner's container takes: choose another name for the init container"))
@@ -46,7 +47,7 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 		// It also names the view's volume.
 		errs = append(errs, field.Invalid(field.NewPath("spec", "flux", "container", "name"), n, "names the Flux view's volume too, and the MiniCluster already has a volume of this name: choose another name, such as flux-view"))
 	}
-	errs = append(errs, checkResources(s.Flux.Container.Resources, field.NewPath("spec", "flux", "container", "resources"))...)
+	errs = append(errs, q.check(s.Flux.Container.Resources, viewResourcesPath)...)
 	errs = append(errs, checkSecurityContext(s.Flux.Container.SecurityContext, field.NewPath("spec", "flux", "container", "securityContext"))...)
 	errs = append(errs, checkImage(s.Flux.Container.Image, field.NewPath("spec", "flux", "container", "image"))...)
 	return errs
@@ -54,7 +55,7 @@ func checkContainers(mc *v1alpha2.MiniCluster) field.ErrorList {
 
 // checkContainerList checks the containers of one pod. The schema holds
 // what only services must (or must not) set, on v1alpha2.ServiceContainer.
-func checkContainerList(cs []*v1alpha2.MiniClusterContainer, p *field.Path, services bool, reserved map[string]string) field.ErrorList {
+func checkContainerList(cs []*v1alpha2.MiniClusterContainer, p *field.Path, services bool, q quantities, reserved map[string]string) field.ErrorList {
 	var errs field.ErrorList
 	names := map[string]string{}
 	// podPorts are the ports declared so far by containers of the pod.
@@ -120,7 +121,7 @@ func checkContainerList(cs []*v1alpha2.MiniClusterContainer, p *field.Path, serv
 				}
 			}
 		}
-		errs = append(errs, checkResources(c.Resources, cp.Child("resources"))...)
+		errs = append(errs, q.check(c.Resources, cp.Child("resources"))...)
 		errs = append(errs, checkSecurityContext(c.SecurityContext, cp.Child("securityContext"))...)
 	}
 	return errs
@@ -201,12 +202,26 @@ func AddedCapabilities(sc v1alpha2.SecurityContext) []v1alpha2.Capability {
 // Kubernetes accepts for containers (hugepages-<size> aside).
 var standardContainerResources = map[string]bool{"cpu": true, "memory": true, "ephemeral-storage": true}
 
-func checkResources(r v1alpha2.ContainerResources, p *field.Path) field.ErrorList {
+// quantities are the containers' resources, parsed once by the checks and
+// rendered as parsed, keyed by the path of the resources field
+// (spec.containers[0].resources).
+type quantities map[string]corev1.ResourceRequirements
+
+// Paths of the resources fields, the keys of quantities.
+var (
+	containersPath    = field.NewPath("spec", "containers")
+	servicesPath      = field.NewPath("spec", "services")
+	viewResourcesPath = field.NewPath("spec", "flux", "container", "resources")
+)
+
+// check checks the resources r of the field p and keeps what parses.
+func (q quantities) check(r v1alpha2.ContainerResources, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	limits, e := checkResourceList(r.Limits, p.Child("limits"))
 	errs = append(errs, e...)
 	requests, e := checkResourceList(r.Requests, p.Child("requests"))
 	errs = append(errs, e...)
+	q[p.String()] = corev1.ResourceRequirements{Limits: resourceList(limits), Requests: resourceList(requests)}
 	hugePages, cpuOrMemory := false, false
 	for _, rl := range []map[string]resource.Quantity{limits, requests} {
 		for k := range rl {
@@ -230,6 +245,35 @@ func checkResources(r v1alpha2.ContainerResources, p *field.Path) field.ErrorLis
 		}
 	}
 	return errs
+}
+
+// resourceList is a parsed list as Kubernetes types it, nil when empty (as
+// a container that sets none renders).
+func resourceList(parsed map[string]resource.Quantity) corev1.ResourceList {
+	if len(parsed) == 0 {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(parsed))
+	for k, v := range parsed {
+		out[corev1.ResourceName(k)] = v
+	}
+	return out
+}
+
+// ContainerResources are the resources of spec.containers[i], parsed.
+func (p *Plan) ContainerResources(i int) corev1.ResourceRequirements {
+	return p.quantities[containersPath.Index(i).Child("resources").String()]
+}
+
+// ServiceResources are the resources of spec.services[i], parsed.
+func (p *Plan) ServiceResources(i int) corev1.ResourceRequirements {
+	return p.quantities[servicesPath.Index(i).Child("resources").String()]
+}
+
+// ViewResources are the resources of the Flux view's init container
+// (spec.flux.container.resources), parsed.
+func (p *Plan) ViewResources() corev1.ResourceRequirements {
+	return p.quantities[viewResourcesPath.String()]
 }
 
 func isExtended(name string) bool {

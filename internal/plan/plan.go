@@ -22,8 +22,9 @@
 // Some rules of one value's syntax stay here although the schema's CEL
 // format and quantity libraries could state them. The containers' resource
 // quantities are the values of a map (limits[memory]): a rule can name the
-// map, not the key, so the message would lose the resource's name, and
-// resources.go reads them again to round CPU to cores. A volume's csiDriver
+// map, not the key, so the message would lose the resource's name; the
+// checks parse them once, and rendering and the brokers' cores and GPUs
+// (resources.go) use what they parsed. A volume's csiDriver
 // is checked lowercased, as Kubernetes checks it, with Go's Unicode
 // lowercasing, which CEL's lowerAscii is not. The DNS-name syntax of
 // serviceAccountName, runtimeClassName, schedulerName, curveCertSecret, the
@@ -48,7 +49,8 @@ type Facts struct {
 	ImagePullSecrets []string
 }
 
-// Plan is a checked MiniCluster and everything derived from it.
+// Plan is a checked MiniCluster and everything derived from it: what
+// rendering and observing share is decided here once, as a field.
 type Plan struct {
 	// MiniCluster, defaulted.
 	MiniCluster *v1alpha2.MiniCluster
@@ -101,6 +103,9 @@ type Plan struct {
 	// the phase it finished with.
 	CleanedUp bool
 
+	// quantities are the containers' resources, parsed by the checks.
+	quantities quantities
+
 	// brokerTOML is spec.flux.brokerConfig, decoded once for the checks
 	// and the quorum.
 	brokerTOML brokerTOML
@@ -123,6 +128,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 		Runner:           s.Runner(),
 		Layout:           entrypoint.Layout{MountPath: s.Flux.Container.MountPath},
 		brokerTOML:       decodeBrokerConfig(mc),
+		quantities:       quantities{},
 	}
 	p.Size = min(p.RequestedSize, p.MaximumSize)
 	p.BrokerQuorum = brokerQuorum(mc, brokerConfigHosts(p.brokerTOML), p.Size, p.MaximumSize)
@@ -142,7 +148,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
 	errs = append(errs, checkStrings(mc)...)
 	errs = append(errs, checkNames(mc, p)...)
-	errs = append(errs, checkContainers(mc)...)
+	errs = append(errs, checkContainers(mc, p.quantities)...)
 	errs = append(errs, checkVolumes(mc)...)
 	errs = append(errs, checkMounts(mc)...)
 	errs = append(errs, checkPod(mc)...)
@@ -153,7 +159,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 		return nil, errs
 	}
 	p.Hosts = hosts(mc, p.MaximumSize)
-	p.Resources = brokerResources(mc, p.Runner)
+	p.Resources = brokerResources(mc, p.ContainerResources(p.Runner))
 	p.Restricted, p.RestrictedServices = Restricted(mc), RestrictedServices(mc)
 	p.ViewUID, p.ViewGID = ViewUser(mc)
 	p.ComposesLeadBroker = ComposesLeadBroker(mc)

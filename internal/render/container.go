@@ -2,7 +2,6 @@ package render
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	"maps"
 	"slices"
@@ -15,9 +14,9 @@ import (
 // container is the one place a container declaration becomes a container,
 // for the brokers' containers, the services and the init container alike,
 // so that image pull policy, resources, security context, hooks, ports and
-// environment mean the same in every pod. The caller says what it runs and
-// what it mounts.
-func container(c *v1alpha2.MiniClusterContainer, command []string, mounts []corev1.VolumeMount) corev1.Container {
+// environment mean the same in every pod. The caller says what it runs,
+// what it mounts, and gives its resources as the plan parsed them.
+func container(c *v1alpha2.MiniClusterContainer, res corev1.ResourceRequirements, command []string, mounts []corev1.VolumeMount) corev1.Container {
 	return corev1.Container{
 		Name:            c.Name,
 		Image:           c.Image,
@@ -27,7 +26,7 @@ func container(c *v1alpha2.MiniClusterContainer, command []string, mounts []core
 		Stdin:           true,
 		TTY:             true,
 		Lifecycle:       lifecycleHooks(c.LifeCycle),
-		Resources:       resources(c.Resources),
+		Resources:       res,
 		SecurityContext: securityContext(c.SecurityContext),
 		Ports:           containerPorts(c.Ports),
 		Env:             env(c),
@@ -44,9 +43,8 @@ func initContainer(in Input) corev1.Container {
 		Image:           view.Image,
 		PullAlways:      view.PullAlways,
 		WorkingDir:      view.WorkingDir,
-		Resources:       view.Resources,
 		SecurityContext: view.SecurityContext,
-	}, []string{"/bin/bash", in.Layout.Entrypoint(entrypoint.InitKey)}, viewMounts(in))
+	}, in.ViewResources(), []string{"/bin/bash", in.Layout.Entrypoint(entrypoint.InitKey)}, viewMounts(in))
 	// It runs to completion on its own; nobody attaches to it.
 	out.Stdin, out.TTY = false, false
 	if uid, gid := in.ViewUID, in.ViewGID; uid != nil {
@@ -75,7 +73,7 @@ func brokerContainer(in Input, i int) corev1.Container {
 	case !c.NoWrapEntrypoint:
 		command = []string{"/bin/bash", in.Layout.Entrypoint(entrypoint.SidecarKey(i))}
 	}
-	out := container(c, command, brokerMounts(in, c))
+	out := container(c, in.ContainerResources(i), command, brokerMounts(in, c))
 	if c.RunFlux {
 		out.Name = mc.Name
 		out.Env = append(out.Env, viewFitEnv(mc, c)...)
@@ -94,12 +92,12 @@ func brokerContainer(in Input, i int) corev1.Container {
 // serviceContainer is a container of spec.services. Services are not
 // brokers: they mount only their own volumes and run their command through
 // a shell, or their image's entrypoint when they have none.
-func serviceContainer(c *v1alpha2.MiniClusterContainer) corev1.Container {
+func serviceContainer(c *v1alpha2.MiniClusterContainer, res corev1.ResourceRequirements) corev1.Container {
 	var command []string
 	if c.Command != "" {
 		command = []string{"/bin/sh", "-c", c.Command}
 	}
-	return container(c, command, userMounts(c))
+	return container(c, res, command, userMounts(c))
 }
 
 func pullPolicy(pullAlways bool, policy string) corev1.PullPolicy {
@@ -124,24 +122,6 @@ func lifecycleHooks(lc v1alpha2.LifeCycle) *corev1.Lifecycle {
 	}
 	if lc.PreStopExec != "" {
 		out.PreStop = &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", lc.PreStopExec}}}
-	}
-	return out
-}
-
-func resources(r v1alpha2.ContainerResources) corev1.ResourceRequirements {
-	return corev1.ResourceRequirements{Limits: resourceList(r.Limits), Requests: resourceList(r.Requests)}
-}
-
-func resourceList(rl v1alpha2.ContainerResource) corev1.ResourceList {
-	if len(rl) == 0 {
-		return nil
-	}
-	out := corev1.ResourceList{}
-	for k, v := range rl {
-		// Validated already; a bad quantity never reaches here.
-		if q, err := resource.ParseQuantity(v.String()); err == nil {
-			out[corev1.ResourceName(k)] = q
-		}
 	}
 	return out
 }

@@ -95,7 +95,7 @@ func ServicesPod(in Input) *corev1.Pod {
 	pod.SetHostnameAsFQDN = ptr.To(false)
 	for i := range s.Services {
 		c := &s.Services[i].MiniClusterContainer
-		pod.Containers = append(pod.Containers, serviceContainer(c))
+		pod.Containers = append(pod.Containers, serviceContainer(c, in.ServiceResources(i)))
 		if c.ImagePullSecret != "" && !hasPullSecret(pod.ImagePullSecrets, c.ImagePullSecret) {
 			pod.ImagePullSecrets = append(pod.ImagePullSecrets, corev1.LocalObjectReference{Name: c.ImagePullSecret})
 		}
