@@ -115,6 +115,9 @@ func BuildNodeImages(ctx context.Context, repoRoot, cacheDir string, logf func(s
 		if _, err := os.Stat(filepath.Join(prefix, "bin", "flux")); err != nil {
 			return out, fmt.Errorf("%s=%s: no bin/flux there: %w", EnvFluxPrefix, prefix, err)
 		}
+		if err := checkFluxPrefix(prefix); err != nil {
+			return out, err
+		}
 		extra, err := runtimePackages()
 		if err != nil {
 			return out, err
@@ -131,6 +134,38 @@ func BuildNodeImages(ctx context.Context, repoRoot, cacheDir string, logf func(s
 	if err != nil {
 		return out, err
 	}
+	standin := ""
+	if !out.RealFlux {
+		if standin, err = buildStandin(ctx, repoRoot, build); err != nil {
+			return out, err
+		}
+	}
+	imgs, err := imageSpecs(rootfs, fluxInstall{Dir: prefix, Prefix: prefix}, standin)
+	if err != nil {
+		return out, err
+	}
+
+	for _, img := range append([]nodeimage.Image{pause}, imgs...) {
+		name := strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref) + ".tar"
+		tar := filepath.Join(build, name)
+		if err := nodeimage.WriteTarball(img, tar); err != nil {
+			return out, fmt.Errorf("cannot write image %s: %w", img.Ref, err)
+		}
+		out.Tarballs = append(out.Tarballs, tar)
+	}
+	return out, nil
+}
+
+// fluxInstall is a flux-core install on this machine: the directory it is
+// in and the prefix it was built with (the same, when it was installed
+// where it was built for).
+type fluxInstall struct{ Dir, Prefix string }
+
+// imageSpecs are the node's images but the pause image: the application,
+// nginx and apps images on the Debian root filesystem rootfs, and the Flux
+// view, carrying the flux-core install flux or, when flux.Dir is "", the
+// stand-in binary at standin.
+func imageSpecs(rootfs string, flux fluxInstall, standin string) ([]nodeimage.Image, error) {
 	app := nodeimage.Image{Ref: AppImageRef, Base: rootfs}
 	nginx := nodeimage.Image{Ref: NginxImageRef, Base: rootfs, Cmd: []string{"nginx", "-g", "daemon off;"}}
 	view := nodeimage.Image{Ref: ViewImageRef, Base: rootfs}
@@ -142,38 +177,63 @@ func BuildNodeImages(ctx context.Context, repoRoot, cacheDir string, logf func(s
 		apps.Files = append(apps.Files, nodeimage.File{Path: p, Mode: 0o755, Content: []byte(fmt.Sprintf(
 			"#!/bin/bash\n# A stand-in for the application the example's own image brings (e2e-node tests).\necho \"%s (stand-in of the e2e-node tests): $*\"\n", filepath.Base(p)))})
 	}
-	if out.RealFlux {
-		view.Trees = []nodeimage.Tree{{Source: prefix, Dest: fluxSoftwareDir}}
+	soft := "/opt/software/flux-standin"
+	if flux.Dir != "" {
+		if err := checkFluxPrefix(flux.Prefix); err != nil {
+			return nil, err
+		}
+		soft = fluxSoftwareDir
+		view.Trees = []nodeimage.Tree{{Source: flux.Dir, Dest: fluxSoftwareDir}}
 		apps.Trees = view.Trees
 		apps.Files = append(apps.Files, nodeimage.File{Path: "/usr/local/bin/flux", Symlink: fluxSoftwareDir + "/bin/flux"})
-		if filepath.Clean(prefix) != fluxSoftwareDir {
-			// flux-core finds its modules and libexec by the prefix it was
-			// built with: the application container needs that path too.
-			app.Files = append(app.Files, nodeimage.File{Path: filepath.Clean(prefix), Symlink: fluxSoftwareDir})
+		// flux-core finds its modules, libexec and Python by the prefix
+		// it was built with, so that path must lead to the copy wherever
+		// flux runs. With the view, an application container's
+		// /opt/software is the view's, copied by the init container: a
+		// link there comes from the view, a link elsewhere from the
+		// application's own image, whichever image the example runs. An
+		// image that brings Flux itself (apps, for flux.container.disable)
+		// keeps its own /opt/software and needs the link either way.
+		if link := filepath.Clean(flux.Prefix); link != fluxSoftwareDir {
+			f := nodeimage.File{Path: link, Symlink: fluxSoftwareDir}
+			if strings.HasPrefix(link, entrypointSoftwareDir+"/") {
+				view.Files = append(view.Files, f)
+			} else {
+				app.Files = append(app.Files, f)
+				nginx.Files = append(nginx.Files, f)
+			}
+			apps.Files = append(apps.Files, f)
 		}
 	} else {
-		standin, err := buildStandin(ctx, repoRoot, build)
-		if err != nil {
-			return out, err
-		}
 		view.Files = []nodeimage.File{{Path: "/opt/software/flux-standin/bin/flux", SourcePath: standin, Mode: 0o755}}
 		apps.Files = append(apps.Files, nodeimage.File{Path: "/usr/local/bin/flux", SourcePath: standin, Mode: 0o755})
 	}
-	soft := "/opt/software/flux-standin"
-	if out.RealFlux {
-		soft = fluxSoftwareDir
-	}
 	view.Files = append(view.Files, nodeimage.File{Path: "/opt/view", Symlink: soft})
+	return []nodeimage.Image{app, nginx, apps, view}, nil
+}
 
-	for _, img := range []nodeimage.Image{pause, app, nginx, apps, view} {
-		name := strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref) + ".tar"
-		tar := filepath.Join(build, name)
-		if err := nodeimage.WriteTarball(img, tar); err != nil {
-			return out, fmt.Errorf("cannot write image %s: %w", img.Ref, err)
-		}
-		out.Tarballs = append(out.Tarballs, tar)
+// entrypointSoftwareDir is where an application container gets the view's
+// software tree (internal/entrypoint.SoftwareDir): a volume, so the
+// application image's own content there is hidden.
+const entrypointSoftwareDir = "/opt/software"
+
+// checkFluxPrefix refuses a flux-core prefix that the images cannot link
+// to their copy: the copy's own directories or one above them (the link
+// would replace them), the view's link, or a top-level directory every
+// image needs.
+func checkFluxPrefix(prefix string) error {
+	p := filepath.Clean(prefix)
+	switch {
+	case !filepath.IsAbs(p):
+		return fmt.Errorf("%s=%s: want an absolute path", EnvFluxPrefix, prefix)
+	case p == fluxSoftwareDir:
+		return nil
+	case strings.HasPrefix(fluxSoftwareDir+"/", p+"/"), strings.HasPrefix(p, fluxSoftwareDir+"/"), p == "/opt/view":
+		return fmt.Errorf("%s=%s: the images keep flux-core at %s and link its prefix there; build it with that prefix or one apart from it, such as /opt/flux", EnvFluxPrefix, prefix, fluxSoftwareDir)
+	case strings.Count(p, "/") < 2:
+		return fmt.Errorf("%s=%s: a link there would replace a directory the images need; build flux-core with a prefix of its own, such as /opt/flux", EnvFluxPrefix, prefix)
 	}
-	return out, nil
+	return nil
 }
 
 // buildStandin builds the stand-in flux (test/node/fluxstandin) as a
