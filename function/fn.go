@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	batchv1 "k8s.io/api/batch/v1"
@@ -60,6 +61,9 @@ type Function struct {
 	validCerts map[string]struct{}
 
 	specs specChecker
+
+	// now is the time observe judges a start by (tests set it).
+	now func() time.Time
 }
 
 // Option configures a Function.
@@ -72,9 +76,13 @@ func WithLogger(l logging.Logger) Option { return func(f *Function) { f.log = l 
 // deterministic).
 func WithRandom(r io.Reader) Option { return func(f *Function) { f.rand = r } }
 
+// WithClock sets the clock observe judges how long brokers have been
+// starting by.
+func WithClock(now func() time.Time) Option { return func(f *Function) { f.now = now } }
+
 // New returns a Function.
 func New(o ...Option) *Function {
-	f := &Function{log: logging.NewNopLogger(), rand: rand.Reader}
+	f := &Function{log: logging.NewNopLogger(), rand: rand.Reader, now: time.Now}
 	for _, fn := range o {
 		fn(f)
 	}
@@ -157,7 +165,7 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 	if err != nil {
 		return err
 	}
-	if err := readForStatus(req, rsp, p, &o); err != nil {
+	if err := readForStatus(req, rsp, p, &o, f.now()); err != nil {
 		return err
 	}
 	report := observe.Observe(p, o, keys)

@@ -1,6 +1,9 @@
 package function
 
 import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -57,11 +60,16 @@ func observedOf(xr map[string]any, observed map[resource.Name]resource.ObservedC
 }
 
 // readForStatus asks Crossplane for what observe needs beyond the composed
-// objects, and adds to o what Crossplane answered. Each requirement is a
-// watch Crossplane keeps while the function asks (its cached client serves
-// them, and a change to a read object runs the composition again).
-func readForStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, o *observe.Observed) error {
-	reads := observe.ReadsFor(p, *o)
+// objects at now, and adds to o what Crossplane answered. Each requirement
+// is a watch Crossplane keeps while the function asks (its cached client
+// serves them, and a change to a read object runs the composition again).
+// While observe waits to see whether the brokers come up, the response's
+// TTL brings the next run when it wants to look.
+func readForStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, o *observe.Observed, now time.Time) error {
+	reads := observe.ReadsFor(p, *o, now)
+	if after := reads.LookAgainAfter; after > 0 && after < rsp.GetMeta().GetTtl().AsDuration() {
+		rsp.Meta.Ttl = durationpb.New(after)
+	}
 	ns := ptr.To(p.Namespace)
 	if reads.Pods {
 		found, err := requireAll(req, rsp, requiredPods, &fnv1.ResourceSelector{

@@ -2,6 +2,7 @@ package function
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe"
@@ -51,9 +53,14 @@ func TestReadForStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	now := time.Date(2024, 1, 1, 0, 1, 0, 0, time.UTC)
+	young := observedJobWith(1)
+	young.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-time.Second)))
+
 	type want struct {
 		selectors map[string]string // requirement name -> kind/namespace/match
 		pods      int
+		ttl       time.Duration
 	}
 	cases := map[string]struct {
 		reason string
@@ -88,15 +95,24 @@ func TestReadForStatus(t *testing.T) {
 			req:    &fnv1.RunFunctionRequest{},
 			want:   want{selectors: map[string]string{}},
 		},
+		"StartingNormally": {
+			reason: "Brokers coming up: no pods read, and the next run when observe wants to look.",
+			job:    observe.Observed{Job: young},
+			req:    &fnv1.RunFunctionRequest{},
+			want:   want{selectors: map[string]string{}, ttl: observe.StartGrace - time.Second},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := &fnv1.RunFunctionResponse{}
+			rsp := response.To(tc.req, TTL)
 			o := tc.job
-			if err := readForStatus(tc.req, rsp, p, &o); err != nil {
+			if err := readForStatus(tc.req, rsp, p, &o, now); err != nil {
 				t.Fatal(err)
 			}
 			got := want{selectors: map[string]string{}, pods: len(o.Pods)}
+			if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != TTL {
+				got.ttl = ttl
+			}
 			for name, sel := range rsp.GetRequirements().GetResources() {
 				match := sel.GetMatchName()
 				for k, v := range sel.GetMatchLabels().GetLabels() {

@@ -3,6 +3,7 @@ package observe
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -67,7 +68,7 @@ func TestQueued(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if d := cmp.Diff(Reads{Queue: true}, ReadsFor(p, tc.o)); d != "" {
+			if d := cmp.Diff(Reads{Queue: true}, ReadsFor(p, tc.o, time.Now())); d != "" {
 				t.Errorf("ReadsFor: -want +got:\n%s", d)
 			}
 			r := Observe(p, tc.o, nil)
@@ -91,7 +92,7 @@ func TestAdmittedReadsNoQueue(t *testing.T) {
 	if phase := Observe(p, o, nil).Status.Phase; phase != v1alpha2.PhasePending {
 		t.Fatalf("phase %q, want Pending", phase)
 	}
-	if r := ReadsFor(p, o); r.Queue {
+	if r := ReadsFor(p, o, time.Now()); r.Queue {
 		t.Errorf("an admitted Job reads Kueue's objects: %+v", r)
 	}
 }

@@ -22,6 +22,7 @@ package observe
 
 import (
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -126,6 +127,16 @@ type Report struct {
 	Ready bool
 }
 
+// StartGrace is how long the brokers of a Job may take to come up before
+// their pods are read to say why they are not up: a normal start says
+// nothing but the count, from the Job. On a real node hello-world's four
+// brokers are up about 3 seconds after the Job starts; image pulls take
+// longer, and cost only the reads of a slow start. What is wrong shows
+// sooner: a failed pod, or pods the Job cannot create, are read at once.
+// Kept well inside the 30 seconds in which a stuck MiniCluster says why
+// (test/node/stuck_test.go).
+const StartGrace = 10 * time.Second
+
 // Reads are what the function must read, beyond the composed objects, to
 // explain the MiniCluster's status.
 type Reads struct {
@@ -135,13 +146,19 @@ type Reads struct {
 	Events bool
 	// Queue: the Job's LocalQueue, and its Workload when the Job has a UID.
 	Queue bool
+	// LookAgainAfter is when to run again to read the pods if the brokers
+	// are still not up (0: no need): nothing else may change meanwhile.
+	LookAgainAfter time.Duration
 }
 
-// ReadsFor says what to read for p given what was observed.
+// ReadsFor says what to read for p given what was observed, at now.
 //
-//   - the broker pods while the Job is neither ready nor finished, and
+//   - the broker pods while the Job is neither ready nor finished and its
+//     brokers have been starting for longer than StartGrace, or at once
+//     when one of its pods failed or it has fewer pods than it runs; and
 //     once it has finished until the Finished message is written (it is
-//     kept from then on);
+//     kept from then on). A MiniCluster that starts normally is not
+//     composed again for each change of each of its pods;
 //   - the namespace's Events only while the Job has fewer pods than it
 //     should (the job controller says why only in FailedCreate events,
 //     which carry no labels to select by);
@@ -149,7 +166,7 @@ type Reads struct {
 //
 // A ready MiniCluster reads nothing: its condition comes from the Job
 // alone.
-func ReadsFor(p *plan.Plan, o Observed) Reads {
+func ReadsFor(p *plan.Plan, o Observed, now time.Time) Reads {
 	job := o.Job
 	if job == nil {
 		return Reads{}
@@ -162,7 +179,24 @@ func ReadsFor(p *plan.Plan, o Observed) Reads {
 	case v1alpha2.PhaseRunning:
 		return Reads{}
 	}
-	return Reads{Pods: true, Events: missingPods(job)}
+	missing := missingPods(job)
+	if missing || job.Status.Failed > 0 {
+		return Reads{Pods: true, Events: missing}
+	}
+	if wait := startedAt(job).Add(StartGrace).Sub(now); wait > 0 {
+		return Reads{LookAgainAfter: wait}
+	}
+	return Reads{Pods: true}
+}
+
+// startedAt is when the Job's brokers began to start: its startTime (set
+// by the job controller when it first creates its pods), else its
+// creation.
+func startedAt(job *batchv1.Job) time.Time {
+	if job.Status.StartTime != nil {
+		return job.Status.StartTime.Time
+	}
+	return job.CreationTimestamp.Time
 }
 
 // Observe reports p's MiniCluster from what was observed; composing are

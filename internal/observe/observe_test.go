@@ -211,6 +211,14 @@ func TestReadsFor(t *testing.T) {
 	}
 	kept := &Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: "kept"}
 	failed := observedJobWith(0, [3]string{"Failed", "PodFailurePolicy", failJobMessage})
+	// young is a Job whose brokers started 2 seconds before now.
+	now := time.Date(2024, 1, 1, 0, 1, 0, 0, time.UTC)
+	young := func(j *batchv1.Job) *batchv1.Job {
+		j = started(j)
+		j.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-2 * time.Second)))
+		j.Status.Active = 4
+		return j
+	}
 	cases := map[string]struct {
 		reason string
 		o      Observed
@@ -230,6 +238,29 @@ func TestReadsFor(t *testing.T) {
 			o: Observed{Job: func() *batchv1.Job {
 				j := started(observedJobWith(2))
 				j.Status.Active = 4
+				return j
+			}()},
+			want: Reads{Pods: true},
+		},
+		"StartingNormally": {
+			reason: "Brokers coming up within StartGrace of the Job's start: nothing read, but a look once the grace is over.",
+			o:      Observed{Job: young(observedJobWith(1))},
+			want:   Reads{LookAgainAfter: StartGrace - 2*time.Second},
+		},
+		"PodFailedWhileStarting": {
+			reason: "A pod failed: its pods at once, whatever the Job's age.",
+			o: Observed{Job: func() *batchv1.Job {
+				j := young(observedJobWith(1))
+				j.Status.Failed = 1
+				return j
+			}()},
+			want: Reads{Pods: true},
+		},
+		"StartingTooLong": {
+			reason: "Brokers still not up StartGrace after the start: the pods, to say why.",
+			o: Observed{Job: func() *batchv1.Job {
+				j := young(observedJobWith(1))
+				j.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-StartGrace)))
 				return j
 			}()},
 			want: Reads{Pods: true},
@@ -259,7 +290,7 @@ func TestReadsFor(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := helloPlan(t)
-			if d := cmp.Diff(tc.want, ReadsFor(p, tc.o)); d != "" {
+			if d := cmp.Diff(tc.want, ReadsFor(p, tc.o, now)); d != "" {
 				t.Errorf("%s\nReadsFor: -want +got:\n%s", tc.reason, d)
 			}
 			r := Observe(p, tc.o, nil)
