@@ -1,7 +1,11 @@
-// Package function is the MiniCluster composition function: it decodes the
-// composite resource, applies defaults, validates, and composes the Flux
-// cluster's Kubernetes objects in the MiniCluster's namespace: the claim's
-// (claim shape) or the namespaced composite's own (Crossplane v2 shape).
+// Package function is the MiniCluster composition function, the adapter
+// between Crossplane and the domain: it reads the composite resource and
+// what Crossplane observed, asks Crossplane for the cluster objects a
+// decision needs (required resources), and calls the domain in order:
+// internal/schema and v1alpha2.SetDefaults, internal/policy, plan.New,
+// render.Render, and observe.Observe for the status. It composes the Flux
+// cluster's objects in the MiniCluster's namespace: the claim's (claim
+// shape) or the namespaced composite's own (Crossplane v2 shape).
 package function
 
 import (
