@@ -1,7 +1,9 @@
 package node_test
 
 import (
+	"bytes"
 	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,6 +51,29 @@ func TestReadmeRunAMiniCluster(t *testing.T) {
 // Ready, attach through the lead, submit across the brokers, delete.
 func TestReadmeInteractive(t *testing.T) {
 	readmeInteractive(t, nodePlane(t, driver.ShapeV2))
+}
+
+// TestReadmeQuickLook runs the README's render without a cluster, in the
+// shape it installs, from the repository as a reader would: it prints the
+// objects hello-world composes.
+func TestReadmeQuickLook(t *testing.T) {
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "run", "./cmd/minicluster", "render", "--shape", "v2", "-f", "examples/hello-world/claim.yaml")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go run ./cmd/minicluster render --shape v2: %v\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"kind: Job", "kind: Service", "kind: ConfigMap", "kind: Secret", "name: flux-sample\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the README's render: want %q in\n%s", want, out)
+		}
+	}
 }
 
 // readmeInstalled runs the README's checks of an installed cluster: the
