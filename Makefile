@@ -79,6 +79,12 @@ e2e-node-timings: ## Measure hello-world at sizes 4 and 8 on the real node (medi
 	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
 	$(E2E_ENV) MC_E2E_NODE=1 MC_NODE_TIMINGS=1 go test -count=1 -timeout=30m -v -run '^TestHelloWorldTimings$$' ./test/node/
 
+.PHONY: bench-node
+bench-node: ## Measure hello-world size 4 on the real node, v2 and claims against its objects applied directly: API writes, composition runs, time to Succeeded (medians of 3; report in $(BIN)/bench-node.json; not a test); needs root.
+	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
+	@mkdir -p $(BIN)
+	$(E2E_ENV) MC_E2E_NODE=1 MC_NODE_BENCH=1 MC_NODE_BENCH_REPORT=$(BIN)/bench-node.json go test -count=1 -timeout=40m -v -run '^TestBenchNodeWrites$$' ./test/node/
+
 E2E_ENV = MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
 	MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
 	MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)"
