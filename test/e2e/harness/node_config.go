@@ -73,6 +73,10 @@ func (n *Node) containerdConfig() string {
 		// This VM's bounding set lacks CAP_SYS_RESOURCE: without it runc
 		// cannot lower a sandbox's oom_score_adj and every pod fails.
 		`  restrict_oom_score_adj = true`,
+		// The pods' network namespaces are mounted under the node's
+		// directory instead of /run/netns, so the node's teardown finds
+		// and unmounts them with the rest, even after a kill.
+		`  netns_mounts_under_state_dir = true`,
 		`  stream_server_address = "127.0.0.1"`,
 		`  [plugins."io.containerd.grpc.v1.cri".containerd]`,
 		`    snapshotter = "overlayfs"`,

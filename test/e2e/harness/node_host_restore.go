@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,32 +16,63 @@ import (
 	"time"
 )
 
-// cleanStaleNode puts the host back after a node whose process died
-// without stopping it; a node whose process still runs is left alone.
-func cleanStaleNode(logf func(string, ...any)) error {
-	b, err := os.ReadFile(hostStateFile)
-	if errors.Is(err, os.ErrNotExist) {
+// CleanStaleNode puts the host back after a real node under dir whose
+// process died without stopping it (killed, or stopped before its Stop was
+// done): it kills the node's processes, every container and shim it
+// started, unmounts everything under its directory and restores the host.
+// A node whose process still runs is left alone, with an error; a node
+// elsewhere, or none, is left to the next node to start. `make dev-down`
+// calls it after killing a control plane that did not stop in time, and
+// `make dev-up` before it starts.
+func CleanStaleNode(dir string, logf func(string, ...any)) error {
+	h, err := readHostState()
+	if err != nil || h == nil {
+		return err
+	}
+	if d := filepath.Clean(dir); h.NodeDir != d && !strings.HasPrefix(h.NodeDir, d+"/") {
 		return nil
 	}
+	return cleanStaleNode(logf)
+}
+
+// readHostState reads the recorded node's state, nil when there is none.
+func readHostState() (*hostState, error) {
+	b, err := os.ReadFile(hostStateFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var h hostState
 	if err := json.Unmarshal(b, &h); err != nil {
-		return fmt.Errorf("%s: %w (remove it if no real node runs here)", hostStateFile, err)
+		return nil, fmt.Errorf("%s: %w (remove it if no real node runs here)", hostStateFile, err)
 	}
-	if h.Owner != 0 && syscall.Kill(h.Owner, 0) == nil {
+	return &h, nil
+}
+
+// cleanStaleNode puts the host back after a node whose process died
+// without stopping it; a node whose process still runs is left alone.
+func cleanStaleNode(logf func(string, ...any)) error {
+	h, err := readHostState()
+	if err != nil || h == nil {
+		return err
+	}
+	if h.Owner != 0 && alive(h.Owner) {
 		return fmt.Errorf("a real node already runs on this machine (process %d, %s): one at a time", h.Owner, h.NodeDir)
 	}
 	logf("cleaning up after a real node that was not stopped (process %d, %s)", h.Owner, h.NodeDir)
-	for _, pid := range processesWithArg("--config") {
-		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.Contains(string(cmd), h.NodeDir+"/") {
+	// The kubelet and containerd go first, so that nothing restarts a
+	// container while the containers are killed; every one of them names
+	// a file of the node's directory on its command line (the shims its
+	// containerd socket, which restore kills after the containers).
+	for _, pid := range processesMentioning(h.NodeDir + "/") {
+		if !slices.Contains(processArgs(pid), "-address") {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	h.killPods()
-	if errs := h.restore(); len(errs) > 0 {
+	errs := h.killPods()
+	if errs = append(errs, h.restore()...); len(errs) > 0 {
 		return fmt.Errorf("cannot clean up after the last real node: %s", strings.Join(errs, "; "))
 	}
 	return nil
@@ -93,11 +125,17 @@ func (h *hostState) restore() []string {
 	var errs []string
 	nodeDir, containerdAddress := h.NodeDir, h.ContainerdAddress
 	// Shims outlive containerd by design; the node's are found by the
-	// socket they were given.
-	for _, pid := range processesWithArg(containerdAddress) {
+	// socket they were given. Each holds its container's root and the
+	// mounts of its namespace, so they go before the unmounting, and are
+	// waited for: a shim still exiting keeps its mounts busy.
+	shims := processesWithArg(containerdAddress)
+	for _, pid := range shims {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	if err := unmountUnder(nodeDir); err != nil {
+	if left := waitGone(shims, 10*time.Second); len(left) > 0 {
+		errs = append(errs, fmt.Sprintf("shims of the node still running after SIGKILL: %v", left))
+	}
+	if err := UnmountUnder(nodeDir); err != nil {
 		errs = append(errs, err.Error())
 	}
 	// The cgroups go deepest first: a cgroup with children cannot be
@@ -142,7 +180,15 @@ func (h *hostState) restore() []string {
 	for _, r := range results {
 		_ = os.Remove(r)
 	}
+	// A directory the node made holds only its own shims' sockets, which
+	// a killed shim leaves behind.
 	for i := len(h.RunDirsMade) - 1; i >= 0; i-- {
+		left, _ := os.ReadDir(h.RunDirsMade[i])
+		for _, e := range left {
+			if e.Type()&os.ModeSocket != 0 {
+				_ = os.Remove(filepath.Join(h.RunDirsMade[i], e.Name()))
+			}
+		}
 		if left, _ := os.ReadDir(h.RunDirsMade[i]); len(left) == 0 {
 			_ = os.Remove(h.RunDirsMade[i])
 		}
@@ -174,13 +220,46 @@ func removeLogLinks(nodeDir string, dirMade bool) []string {
 	return errs
 }
 
-// unmountUnder detaches every mount point below dir, deepest first
+// UnmountUnder detaches every mount point at or below dir, deepest first
 // (container roots, the kubelet's secret and projected volumes, sandbox
-// shm).
-func unmountUnder(dir string) error {
-	f, err := os.Open("/proc/self/mountinfo")
+// shm, network namespaces, and the kubelet's root directory, which the
+// kubelet bind-mounts onto itself to make it shared), until none is left:
+// a path can hold mounts stacked on each other, and detaching one can
+// uncover another, so it reads the mount table again after each pass.
+func UnmountUnder(dir string) error {
+	dir = filepath.Clean(dir)
+	var errs []string
+	for range 10 {
+		points, err := mountsUnder(dir)
+		if err != nil {
+			return err
+		}
+		if len(points) == 0 {
+			return nil
+		}
+		errs = errs[:0]
+		for _, p := range points {
+			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				errs = append(errs, fmt.Sprintf("umount %s: %v", p, err))
+			}
+		}
+	}
+	points, err := mountsUnder(dir)
 	if err != nil {
 		return err
+	}
+	if len(points) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d mounts left under %s (%s): %s", len(points), dir, strings.Join(points[:min(len(points), 5)], " "), strings.Join(errs, "; "))
+}
+
+// mountsUnder lists the mount points at or below dir in this process's
+// mount namespace, deepest first; a path mounted twice is listed twice.
+func mountsUnder(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close() //nolint:errcheck // read-only
 	var points []string
@@ -196,17 +275,47 @@ func unmountUnder(dir string) error {
 			points = append(points, mp)
 		}
 	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	var errs []string
-	for _, p := range points {
-		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
-			errs = append(errs, fmt.Sprintf("umount %s: %v", p, err))
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	return points, nil
+}
+
+// MountsUnder lists the mount points at or below dir, deepest first.
+func MountsUnder(dir string) ([]string, error) { return mountsUnder(filepath.Clean(dir)) }
+
+// waitGone waits until none of pids runs any more, and returns those that
+// still do after timeout.
+func waitGone(pids []int, timeout time.Duration) []int {
+	deadline := time.Now().Add(timeout)
+	for {
+		var left []int
+		for _, pid := range pids {
+			if alive(pid) {
+				left = append(left, pid)
+			}
 		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+}
+
+// Alive tells whether pid runs: a zombie, dead but not yet reaped by its
+// parent (an orphan's new parent may never reap it), does not.
+func Alive(pid int) bool { return alive(pid) }
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
 	}
-	return nil
+	// The state follows the command name in parentheses, which may itself
+	// hold parentheses and spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 // unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
@@ -231,6 +340,19 @@ func unescapeMountPath(s string) string {
 // processesWithArg finds processes whose command line has arg as one of its
 // arguments.
 func processesWithArg(arg string) []int {
+	return processesWhere(func(args []string) bool { return slices.Contains(args, arg) })
+}
+
+// processesMentioning finds processes with s in one of their arguments.
+func processesMentioning(s string) []int {
+	return processesWhere(func(args []string) bool {
+		return slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, s) })
+	})
+}
+
+// processesWhere finds the processes, other than this one, whose command
+// line matches.
+func processesWhere(match func(args []string) bool) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -238,16 +360,23 @@ func processesWithArg(arg string) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, a := range strings.Split(string(b), "\x00") {
-			if a == arg {
-				pids = append(pids, pid)
-				break
-			}
+		if args := processArgs(pid); len(args) > 0 && match(args) && alive(pid) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
+
+// processArgs is a process's command line, nil if it is gone.
+func processArgs(pid int) []string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+}
+
+// NodeShims lists the containerd shims of the node whose containerd
+// listens at containerdAddress: they outlive containerd, so a node that
+// left its shims left its containers.
+func NodeShims(containerdAddress string) []int { return processesWithArg(containerdAddress) }

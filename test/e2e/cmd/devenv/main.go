@@ -17,7 +17,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,7 +56,8 @@ func main() {
 		def = filepath.Join(os.TempDir(), "minicluster-devenv")
 	}
 	dir := fs.String("dir", def, "state directory ($MC_DEVENV_DIR)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "how long up waits for the control plane")
+	timeout := fs.Duration("timeout", 10*time.Minute, "how long up waits for the control plane to start")
+	stopTimeout := fs.Duration("stop-timeout", 5*time.Minute, "how long down waits for the control plane to stop before it kills it and cleans up after its node")
 	node := fs.Bool("node", os.Geteuid() == 0, "add a real node (kubelet, containerd, CoreDNS, images built here); needs root")
 	kueue := fs.Bool("kueue", os.Geteuid() == 0, "run Kueue beside the control plane (batch/job, webhooks on; examples/kueue); needs root")
 	// v2 first: Crossplane v2 recommends namespaced composites over claims,
@@ -75,7 +75,7 @@ func main() {
 	case "up":
 		err = st.up(*timeout)
 	case "down":
-		err = st.down()
+		err = st.down(*stopTimeout)
 	case "status":
 		err = st.status()
 	case "serve":
@@ -116,7 +116,7 @@ func (s state) running() int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	if err := syscall.Kill(pid, 0); err != nil {
+	if !harness.Alive(pid) {
 		return 0
 	}
 	// The pid may have been reused by another program.
@@ -136,6 +136,11 @@ func (s state) up(timeout time.Duration) error {
 		fmt.Fprintf(os.Stderr, "devenv: already running (pid %d); `make dev-down` stops it\n", pid)
 		s.printExport()
 		return nil
+	}
+	// A control plane that was killed left its node: clean up after it
+	// first, or its mounts keep the directory from being removed.
+	if err := s.cleanNode(); err != nil {
+		return err
 	}
 	// A fresh control plane every time: stale etcd data and certificates
 	// from an earlier run would only confuse.
@@ -197,26 +202,69 @@ func (s state) up(timeout time.Duration) error {
 	}
 }
 
-func (s state) down() error {
+// down stops the control plane: SIGTERM, so that it drains and stops its
+// node and puts the host back itself. One that has not stopped within
+// timeout (a node with many pods drains for minutes) is killed, and down
+// then does what its Stop did not get to: kill the node's processes,
+// containers and shims, unmount everything under its directory and put
+// the host back. It fails only when something is left.
+func (s state) down(timeout time.Duration) error {
 	pid := s.running()
+	killed := false
 	if pid == 0 {
 		fmt.Fprintln(os.Stderr, "devenv: not running")
 		_ = os.Remove(s.pidFile())
-		return nil
+	} else {
+		fmt.Fprintf(os.Stderr, "devenv: stopping pid %d...\n", pid)
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			return err
+		}
+		if !waitExit(pid, timeout) {
+			fmt.Fprintf(os.Stderr, "devenv: the control plane did not stop within %s; killing it\n", timeout)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if !waitExit(pid, 30*time.Second) {
+				return fmt.Errorf("pid %d survived SIGKILL", pid)
+			}
+			killed = true
+			_ = os.Remove(s.pidFile())
+		}
 	}
-	fmt.Fprintf(os.Stderr, "devenv: stopping pid %d...\n", pid)
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	if err := s.cleanNode(); err != nil {
 		return err
 	}
-	for range 120 {
-		if syscall.Kill(pid, 0) != nil {
-			fmt.Fprintf(os.Stderr, "devenv: stopped (logs kept in %s)\n", s.dir)
-			return nil
-		}
-		time.Sleep(500 * time.Millisecond)
+	if killed {
+		fmt.Fprintf(os.Stderr, "devenv: killed; cleaned up after its node (logs kept in %s)\n", s.dir)
+	} else if pid != 0 {
+		fmt.Fprintf(os.Stderr, "devenv: stopped (logs kept in %s)\n", s.dir)
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	return errors.New("the control plane did not stop within a minute; killed it")
+	return nil
+}
+
+// cleanNode puts the host back after a node whose control plane was killed
+// (by down, or by anything else): a no-op after a clean stop. Then nothing
+// may stay mounted under the state directory.
+func (s state) cleanNode() error {
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "devenv: "+format+"\n", args...) }
+	if err := harness.CleanStaleNode(s.dir, logf); err != nil {
+		return err
+	}
+	if _, err := os.Stat(s.dir); err != nil {
+		return nil
+	}
+	return harness.UnmountUnder(s.dir)
+}
+
+// waitExit waits until pid has exited, and tells whether it did within
+// timeout.
+func waitExit(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for harness.Alive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return true
 }
 
 func (s state) status() error {
