@@ -221,9 +221,6 @@ func (f *Function) miniCluster(ctx context.Context, req *fnv1.RunFunctionRequest
 	if w := chooseView(mc, claimView, in.Defaults); w != "" {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
-	if msg := queueConflict(mc); msg != "" {
-		return nil, "", invalid("invalid MiniCluster: " + msg)
-	}
 	return mc, ns, nil
 }
 
@@ -249,7 +246,6 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *pla
 		}
 		stampVersion(u)
 		if o.Name == render.KeyJob {
-			labelJobQueue(&u.Unstructured, QueueName(p.MiniCluster))
 			if err := keepRunningJobSpec(u, observed[resource.Name(o.Name)]); err != nil {
 				return nil, false, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one")
 			}

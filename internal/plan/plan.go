@@ -98,6 +98,9 @@ type Plan struct {
 	// ComposesLeadBroker: a burst's root, which exposes its lead broker
 	// on a NodePort Service (see ComposesLeadBroker).
 	ComposesLeadBroker bool
+	// Queue is the Kueue LocalQueue the Job goes to, "" for none
+	// (queueName).
+	Queue string
 	// CleanedUp: spec.cleanup is set and the cluster has finished, as its
 	// status says: its pods go away (no Job, no services Pod), and it keeps
 	// the phase it finished with.
@@ -155,6 +158,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 	errs = append(errs, checkFlux(mc, p)...)
 	errs = append(errs, checkCurveCert(mc)...)
 	errs = append(errs, checkBursting(mc, p)...)
+	errs = append(errs, checkQueue(mc)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -163,6 +167,7 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 	p.Restricted, p.RestrictedServices = Restricted(mc), RestrictedServices(mc)
 	p.ViewUID, p.ViewGID = ViewUser(mc)
 	p.ComposesLeadBroker = ComposesLeadBroker(mc)
+	p.Queue = queueName(mc)
 	p.CleanedUp = mc.Spec.Cleanup && (mc.Status.Phase == v1alpha2.PhaseSucceeded || mc.Status.Phase == v1alpha2.PhaseFailed)
 	if errs := p.files(); len(errs) > 0 {
 		return nil, errs

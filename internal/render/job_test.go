@@ -249,6 +249,30 @@ func TestJob(t *testing.T) {
 				containers: []string{"web", "flux-sample"}, initContainers: []string{"flux-view"}, podLabelsSelector: "flux-sample",
 			},
 		},
+		"QueueOnThePodsOnly": {
+			reason: "A Kueue queue named only on the pods labels the Job too: Kueue queues the Job and admits its pods together.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.Pod.Labels = map[string]string{plan.LabelKueueQueueName: "user-queue"}
+			}},
+			want: want{
+				name: "flux-sample", namespace: "tenant-a", labels: map[string]string{plan.LabelKueueQueueName: "user-queue"},
+				completionMode: ptr.To(batchv1.IndexedCompletion), parallelism: ptr.To[int32](4), completions: ptr.To[int32](4),
+				deadline:   ptr.To[int64](v1alpha2.DefaultDeadlineSeconds),
+				containers: []string{"flux-sample"}, initContainers: []string{"flux-view"}, podLabelsSelector: "flux-sample",
+			},
+		},
+		"QueueInJobLabels": {
+			reason: "A queue in spec.jobLabels is the Job's label as written.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.JobLabels = map[string]string{plan.LabelKueueQueueName: "user-queue", "team": "hpc"}
+			}},
+			want: want{
+				name: "flux-sample", namespace: "tenant-a", labels: map[string]string{plan.LabelKueueQueueName: "user-queue", "team": "hpc"},
+				completionMode: ptr.To(batchv1.IndexedCompletion), parallelism: ptr.To[int32](4), completions: ptr.To[int32](4),
+				deadline:   ptr.To[int64](v1alpha2.DefaultDeadlineSeconds),
+				containers: []string{"flux-sample"}, initContainers: []string{"flux-view"}, podLabelsSelector: "flux-sample",
+			},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
