@@ -112,7 +112,7 @@ dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the fu
 	@$(BIN)/devenv up --shape $(SHAPE)
 
 .PHONY: dev-down
-dev-down: ## Stop the control plane dev-up started.
+dev-down: ## Stop the control plane dev-up started and put the host back (after five minutes it kills it and cleans up after its node).
 	@go build -o $(BIN)/devenv ./test/e2e/cmd/devenv
 	@$(BIN)/devenv down
 
