@@ -215,6 +215,11 @@ func Observe(p *plan.Plan, o Observed, composing []string) Report {
 		brokers = Condition{Type: ConditionBrokers, Reason: ReasonBrokersFinished,
 			Message: fmt.Sprintf("the cluster has finished (%s): see the Finished condition", r.Status.Phase)}
 	case o.Job == nil:
+		// Before the Job is observed, the same words as once it is and
+		// its pods start: the MiniCluster's status does not change
+		// between the first run and the next, which would write the
+		// composite (and its claim) again and run once more.
+		brokers = Condition{Type: ConditionBrokers, Reason: ReasonBrokersStarting, Message: upMessage(0, p.Size)}
 	case r.Status.Phase == v1alpha2.PhaseQueued:
 		// No pods yet: Kueue says why.
 		brokers = Condition{Type: ConditionBrokers, Reason: ReasonQueued, Message: queueMessage(p, o)}
