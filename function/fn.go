@@ -281,6 +281,16 @@ func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r 
 	if err != nil {
 		return errors.Wrap(err, "cannot convert the MiniCluster's status")
 	}
+	// The Job's counts go out when they are 0 too. Crossplane applies the
+	// status with server-side apply: an empty job object, after counts the
+	// apply owned, leaves job null, which the API server refuses, and the
+	// whole status with it (a running cluster whose brokers all went
+	// unready kept saying Running, all brokers up).
+	st["job"] = map[string]any{
+		"ready":     int64(r.Status.Job.Ready),
+		"succeeded": int64(r.Status.Job.Succeeded),
+		"failed":    int64(r.Status.Job.Failed),
+	}
 	dxr.Resource.Object["status"] = st
 	dxr.Ready = resource.ReadyFalse
 	if r.Ready {

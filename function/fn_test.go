@@ -216,7 +216,7 @@ func TestRunFunctionHelloWorld(t *testing.T) {
 	}
 
 	st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
-	want := map[string]any{"size": float64(4), "maximumSize": float64(4), "selector": "hpa-selector=flux-sample", "phase": "Pending", "job": map[string]any{}}
+	want := map[string]any{"size": float64(4), "maximumSize": float64(4), "selector": "hpa-selector=flux-sample", "phase": "Pending", "job": map[string]any{"ready": float64(0), "succeeded": float64(0), "failed": float64(0)}}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("status: -want, +got:\n%s", diff)
 	}

@@ -318,3 +318,65 @@ func waitJobCondition(t *testing.T, cp *harness.ControlPlane, ns, name string, t
 	t.Logf("job %s: %s (%s: %s)", name, typ, found.Reason, found.Message)
 	return found
 }
+
+// TestBrokersGoUnready: every broker of a running MiniCluster stops being
+// ready (they restart, or exit before the Job has counted them): the
+// MiniCluster follows, Pending with job.ready 0 and Brokers False, and
+// Crossplane applies that status. With the counts left out when they were
+// 0, the server-side apply of the status made status.job null, the API
+// server refused the whole status, and the MiniCluster kept saying Running,
+// all brokers up, with only a warning event (found with real Flux on the
+// real node, make bench-node).
+func TestBrokersGoUnready(t *testing.T) {
+	cp := controlPlane(t)
+	const ns, name = "tenant-unready", "unready"
+	createNamespace(t, cp, ns)
+	c := exampleClaim(t, cp, helloWorld, ns, name)
+	if err := unstructured.SetNestedField(c.Object, int64(2), "spec", "size"); err != nil {
+		t.Fatal(err)
+	}
+	createClaim(t, cp, c)
+	runningCluster(t, cp, ns, name)
+
+	pods := &corev1.PodList{}
+	if err := cp.Client.List(ctx(t), pods, client.InNamespace(ns), client.MatchingLabels{batchv1.JobNameLabel: name}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		before := p.DeepCopy()
+		for j := range p.Status.Conditions {
+			if t := p.Status.Conditions[j].Type; t == corev1.PodReady || t == corev1.ContainersReady {
+				p.Status.Conditions[j].Status = corev1.ConditionFalse
+			}
+		}
+		for j := range p.Status.ContainerStatuses {
+			p.Status.ContainerStatuses[j].Ready = false
+		}
+		if err := cp.Client.Status().Patch(ctx(t), p, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, time.Minute, "the MiniCluster says its brokers are down", func() error {
+		got, err := getClaim(t, cp, ns, name)
+		if err != nil {
+			return err
+		}
+		if err := wantStatus(got, map[string]any{"phase": "Pending"}); err != nil {
+			return err
+		}
+		if ready, _, _ := unstructured.NestedInt64(got.Object, "status", "job", "ready"); ready != 0 {
+			return fmt.Errorf("status.job.ready %d, want 0", ready)
+		}
+		return wantCondition(got, "Brokers", "False")
+	})
+	evs := &corev1.EventList{}
+	if err := cp.Client.List(ctx(t), evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "cannot apply composite resource status") {
+			t.Errorf("Crossplane could not apply the status of %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		}
+	}
+}
