@@ -74,6 +74,25 @@ func stopPlane(failed bool) {
 	plane.cp = nil
 }
 
+// buildNodeImages builds the node's images and finds its tools once per
+// process, for every plane that runs the real node; plane.mu is held.
+func buildNodeImages(ctx context.Context, t *testing.T, root string) {
+	t.Helper()
+	if plane.images != nil {
+		return
+	}
+	start := time.Now()
+	imgs, err := harness.BuildNodeImages(ctx, root, harness.NodeImageCache(), logf)
+	if err != nil {
+		t.Fatalf("cannot build the node's images: %v", err)
+	}
+	plane.images = &imgs
+	logf("e2e-node: images ready in %s (real Flux: %v)", time.Since(start).Round(100*time.Millisecond), imgs.RealFlux)
+	if plane.tools, err = harness.FindNodeTools(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // nodePlane returns the control plane with the real node, serving shape.
 func nodePlane(t *testing.T, shape driver.Shape) *harness.ControlPlane {
 	t.Helper()
@@ -105,18 +124,7 @@ func nodePlane(t *testing.T, shape driver.Shape) *harness.ControlPlane {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if plane.images == nil {
-		start := time.Now()
-		imgs, err := harness.BuildNodeImages(ctx, root, harness.NodeImageCache(), logf)
-		if err != nil {
-			t.Fatalf("cannot build the node's images: %v", err)
-		}
-		plane.images = &imgs
-		logf("e2e-node: images ready in %s (real Flux: %v)", time.Since(start).Round(100*time.Millisecond), imgs.RealFlux)
-		if plane.tools, err = harness.FindNodeTools(ctx, root); err != nil {
-			t.Fatal(err)
-		}
-	}
+	buildNodeImages(ctx, t, root)
 	start := time.Now()
 	cp, err := harness.Start(ctx, harness.Options{
 		Name:         "node-" + string(shape),

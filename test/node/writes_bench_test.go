@@ -192,16 +192,7 @@ func benchPlane(t *testing.T, shape driver.Shape) *harness.ControlPlane {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if plane.images == nil {
-		imgs, err := harness.BuildNodeImages(ctx, root, harness.NodeImageCache(), logf)
-		if err != nil {
-			t.Fatalf("cannot build the node's images: %v", err)
-		}
-		plane.images = &imgs
-		if plane.tools, err = harness.FindNodeTools(ctx, root); err != nil {
-			t.Fatal(err)
-		}
-	}
+	buildNodeImages(ctx, t, root)
 	debug := os.Getenv(EnvNodeBenchDebug) != ""
 	cp, err := harness.Start(ctx, harness.Options{
 		Name:         "bench-" + string(shape),
