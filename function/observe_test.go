@@ -14,8 +14,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 
-	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe"
+	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -24,21 +24,10 @@ import (
 // by label, Kueue's Workload by the Job's UID), and converts what
 // Crossplane answers.
 func TestReadForStatus(t *testing.T) {
-	mc := &v1alpha2.MiniCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "flux-sample", Namespace: "tenant-a"},
-		Spec: v1alpha2.MiniClusterSpec{
-			Size:       ptr.To[int32](4),
-			Containers: []v1alpha2.MiniClusterContainer{{Image: "ubuntu:noble", Command: "echo hello world"}},
-		},
-	}
-	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
-	p, errs := plan.New(mc, plan.Facts{Namespace: "tenant-a"})
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	starting := observedJobWith(1)
+	p := observetest.HelloPlan(t)
+	starting := observetest.Job(1)
 	starting.UID = "job-uid"
-	queued := observedJobWith(0)
+	queued := observetest.Job(0)
 	queued.UID = "job-uid"
 	queued.Labels = map[string]string{plan.LabelKueueQueueName: "user-queue"}
 	queued.Spec.Suspend = ptr.To(true)
@@ -54,7 +43,7 @@ func TestReadForStatus(t *testing.T) {
 	}
 
 	now := time.Date(2024, 1, 1, 0, 1, 0, 0, time.UTC)
-	young := observedJobWith(1)
+	young := observetest.Job(1)
 	young.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-time.Second)))
 
 	type want struct {
@@ -91,7 +80,7 @@ func TestReadForStatus(t *testing.T) {
 		},
 		"Running": {
 			reason: "Every broker up: nothing read.",
-			job:    observe.Observed{Job: observedJobWith(4)},
+			job:    observe.Observed{Job: observetest.Job(4)},
 			req:    &fnv1.RunFunctionRequest{},
 			want:   want{selectors: map[string]string{}},
 		},

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
+	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -162,8 +163,8 @@ func TestBrokersReport(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := helloPlan(t)
-			job := observedJobWith(0)
+			p := observetest.HelloPlan(t)
+			job := observetest.Job(0)
 			job.UID = jobUID
 			got := brokersReport(p, job, tc.pods, tc.events)
 			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(report{})); d != "" {
@@ -190,25 +191,25 @@ func TestFinishedMessageCarriesLastWords(t *testing.T) {
 	}{
 		"Failed": {
 			reason: "The user's exit code and the lead's last lines, between the claim's terms and the Job's reason.",
-			job:    observedJobWith(0, [3]string{"FailureTarget", "PodFailurePolicy", failJobMessage}),
+			job:    observetest.Job(0, [3]string{"FailureTarget", "PodFailurePolicy", observetest.FailJobMessage}),
 			pods:   []corev1.Pod{lead("a", 1, "flux job on flux-sample-0 exited with 3\nno such file: data.csv\n"), brokerPod("1", "b", 1, failedWith(false, 1, "follower"))},
-			want:   "the job on the lead broker failed: flux job on flux-sample-0 exited with 3 | no such file: data.csv (PodFailurePolicy: " + failJobMessage + ")",
+			want:   "the job on the lead broker failed: flux job on flux-sample-0 exited with 3 | no such file: data.csv (PodFailurePolicy: " + observetest.FailJobMessage + ")",
 		},
 		"NewestLead": {
 			reason: "A lead that was replaced: the newest one's words.",
-			job:    observedJobWith(0, [3]string{"Failed", "PodFailurePolicy", failJobMessage}),
+			job:    observetest.Job(0, [3]string{"Failed", "PodFailurePolicy", observetest.FailJobMessage}),
 			pods:   []corev1.Pod{lead("b", 30, "second"), lead("a", 10, "first")},
-			want:   "the job on the lead broker failed: second (PodFailurePolicy: " + failJobMessage + ")",
+			want:   "the job on the lead broker failed: second (PodFailurePolicy: " + observetest.FailJobMessage + ")",
 		},
 		"ViewDoesNotFit": {
 			reason: "A runner that ended because the view cannot run in its image: the message says so, not that the job failed.",
-			job:    observedJobWith(0, [3]string{"FailureTarget", "PodFailurePolicy", failJobMessage}),
+			job:    observetest.Job(0, [3]string{"FailureTarget", "PodFailurePolicy", observetest.FailJobMessage}),
 			pods:   []corev1.Pod{leadExit("a", 1, entrypoint.ViewDoesNotFitExitCode, "the Flux view v does not run in the application image a")},
-			want:   "the Flux view cannot run in the application image: the Flux view v does not run in the application image a (PodFailurePolicy: " + failJobMessage + ")",
+			want:   "the Flux view cannot run in the application image: the Flux view v does not run in the application image a (PodFailurePolicy: " + observetest.FailJobMessage + ")",
 		},
 		"Succeeded": {
 			reason: "A lead that says something on success.",
-			job:    observedJobWith(0, [3]string{"SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"}),
+			job:    observetest.Job(0, [3]string{"SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"}),
 			pods:   []corev1.Pod{lead("a", 1, "done")},
 			want:   "the job on the lead broker succeeded: done (SuccessPolicy: Matched rules at index 0)",
 		},

@@ -12,13 +12,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
 // queuedJob is flux-sample's Job as Kueue's webhook created it: with a
 // queue name, suspended, parallelism 4.
 func queuedJob() *batchv1.Job {
-	job := observedJobWith(0)
+	job := observetest.Job(0)
 	job.UID = types.UID(jobUID)
 	job.Labels = map[string]string{plan.LabelKueueQueueName: "user-queue"}
 	job.Spec.Suspend = ptr.To(true)
@@ -30,7 +31,7 @@ func queuedJob() *batchv1.Job {
 // objects, and the Brokers condition names both queues and Kueue's
 // reason, in words that do not change while the cause does not.
 func TestQueued(t *testing.T) {
-	p := helloPlan(t)
+	p := observetest.HelloPlan(t)
 	job := queuedJob()
 	workload := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
@@ -85,7 +86,7 @@ func TestQueued(t *testing.T) {
 // TestAdmittedReadsNoQueue: once Kueue unsuspends the Job, the MiniCluster
 // is not Queued and reads no Kueue object.
 func TestAdmittedReadsNoQueue(t *testing.T) {
-	p := helloPlan(t)
+	p := observetest.HelloPlan(t)
 	job := queuedJob()
 	job.Spec.Suspend = ptr.To(false)
 	o := Observed{Job: job}
@@ -111,7 +112,7 @@ func TestKeepAdmittedSize(t *testing.T) {
 	if *mc.Spec.Size != 4 || !strings.Contains(msg, "Kueue admitted this MiniCluster with 4 pods") {
 		t.Errorf("admitted: %q, size %d; want the admitted size 4 and why", msg, *mc.Spec.Size)
 	}
-	plain := observedJobWith(2)
+	plain := observetest.Job(2)
 	plain.Spec.Parallelism = ptr.To[int32](4)
 	mc.Spec.Size = ptr.To[int32](2)
 	if msg := KeepAdmittedSize(mc, plain); msg != "" || *mc.Spec.Size != 2 {

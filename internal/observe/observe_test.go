@@ -12,47 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
-
-// helloPlan plans the hello-world MiniCluster: flux-sample, 4 brokers, all
-// of which the cluster waits for.
-func helloPlan(t *testing.T) *plan.Plan {
-	t.Helper()
-	mc := &v1alpha2.MiniCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "flux-sample", Namespace: "tenant-a"},
-		Spec: v1alpha2.MiniClusterSpec{
-			Size:       ptr.To[int32](4),
-			Containers: []v1alpha2.MiniClusterContainer{{Image: "rockylinux:9", Command: "echo hello world"}},
-		},
-	}
-	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
-	p, errs := plan.New(mc, plan.Facts{Namespace: "tenant-a"})
-	if len(errs) > 0 {
-		t.Fatalf("cannot plan hello-world: %v", errs)
-	}
-	return p
-}
-
-// observedJobWith is the Job flux-sample as the job controller reports it:
-// ready of 4 pods ready, and conditions (type, reason, message) that are
-// true.
-func observedJobWith(ready int32, conds ...[3]string) *batchv1.Job {
-	job := &batchv1.Job{}
-	job.APIVersion, job.Kind = "batch/v1", "Job"
-	job.Name, job.Namespace = "flux-sample", "tenant-a"
-	job.Status.Ready = ptr.To(ready)
-	job.Status.Active = ready
-	for _, c := range conds {
-		job.Status.Conditions = append(job.Status.Conditions, batchv1.JobCondition{
-			Type: batchv1.JobConditionType(c[0]), Status: corev1.ConditionTrue, Reason: c[1], Message: c[2],
-		})
-	}
-	return job
-}
-
-const failJobMessage = "Container flux-sample for pod tenant-a/flux-sample-0-x7k2p failed with exit code 42 matching FailJob rule at index 0"
 
 // condition is the condition of type typ that r reports, the zero
 // Condition when it reports none.
@@ -78,53 +40,53 @@ func TestStatusLifecycle(t *testing.T) {
 	}{
 		"Starting": {
 			reason: "Fewer brokers than the quorum: pending, not ready.",
-			job:    observedJobWith(2),
+			job:    observetest.Job(2),
 			want:   want{phase: v1alpha2.PhasePending, ready: false},
 		},
 		"Running": {
 			reason: "Every broker up: running and ready.",
-			job:    observedJobWith(4),
+			job:    observetest.Job(4),
 			want:   want{phase: v1alpha2.PhaseRunning, ready: true},
 		},
 		"LeadFailedTarget": {
 			reason: "The lead's runner exited with the failed-job code: the pod failure policy marks the Job FailureTarget, which is already Failed, and not ready while the brokers are still up.",
-			job:    observedJobWith(4, [3]string{"FailureTarget", "PodFailurePolicy", failJobMessage}),
+			job:    observetest.Job(4, [3]string{"FailureTarget", "PodFailurePolicy", observetest.FailJobMessage}),
 			want:   want{phase: v1alpha2.PhaseFailed, ready: false, message: []string{"the job on the lead broker failed", "PodFailurePolicy", "exit code 42"}},
 		},
 		"LeadFailed": {
 			reason: "A failed Job is a failed MiniCluster, with the Job's reason and message.",
-			job:    observedJobWith(0, [3]string{"FailureTarget", "PodFailurePolicy", failJobMessage}, [3]string{"Failed", "PodFailurePolicy", failJobMessage}),
-			want:   want{phase: v1alpha2.PhaseFailed, ready: false, message: []string{"the job on the lead broker failed", "PodFailurePolicy: " + failJobMessage}},
+			job:    observetest.Job(0, [3]string{"FailureTarget", "PodFailurePolicy", observetest.FailJobMessage}, [3]string{"Failed", "PodFailurePolicy", observetest.FailJobMessage}),
+			want:   want{phase: v1alpha2.PhaseFailed, ready: false, message: []string{"the job on the lead broker failed", "PodFailurePolicy: " + observetest.FailJobMessage}},
 		},
 		"BrokerGaveUp": {
 			reason: "A broker that failed more than its retries fails the MiniCluster, naming spec.backoffLimit.",
-			job:    observedJobWith(0, [3]string{"Failed", "MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes"}),
+			job:    observetest.Job(0, [3]string{"Failed", "MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes"}),
 			want:   want{phase: v1alpha2.PhaseFailed, ready: false, message: []string{"spec.backoffLimit", "MaxFailedIndexesExceeded"}},
 		},
 		"Deadline": {
 			reason: "A cluster past its deadline failed, naming spec.deadlineSeconds.",
-			job:    observedJobWith(0, [3]string{"Failed", "DeadlineExceeded", "Job was active longer than specified deadline"}),
+			job:    observetest.Job(0, [3]string{"Failed", "DeadlineExceeded", "Job was active longer than specified deadline"}),
 			want:   want{phase: v1alpha2.PhaseFailed, ready: false, message: []string{"spec.deadlineSeconds", "DeadlineExceeded"}},
 		},
 		"LeadSucceededFollowersRunning": {
 			reason: "The lead succeeded while followers still run (SuccessCriteriaMet): succeeded, and still ready though brokers are going away.",
-			job:    observedJobWith(1, [3]string{"SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"}),
+			job:    observetest.Job(1, [3]string{"SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"}),
 			want:   want{phase: v1alpha2.PhaseSucceeded, ready: true, message: []string{"the job on the lead broker succeeded", "SuccessPolicy"}},
 		},
 		"Complete": {
 			reason: "A completed Job is a succeeded, ready MiniCluster.",
-			job:    observedJobWith(0, [3]string{"SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"}, [3]string{"Complete", "SuccessPolicy", "Matched rules at index 0"}),
+			job:    observetest.Job(0, [3]string{"SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"}, [3]string{"Complete", "SuccessPolicy", "Matched rules at index 0"}),
 			want:   want{phase: v1alpha2.PhaseSucceeded, ready: true, message: []string{"succeeded"}},
 		},
 		"CompleteWithoutPolicy": {
 			reason: "A Job completed without a success policy (made before it had one) is still a succeeded MiniCluster.",
-			job:    observedJobWith(0, [3]string{"Complete", "", ""}),
+			job:    observetest.Job(0, [3]string{"Complete", "", ""}),
 			want:   want{phase: v1alpha2.PhaseSucceeded, ready: true, message: []string{"succeeded"}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := helloPlan(t)
+			p := observetest.HelloPlan(t)
 			r := Observe(p, Observed{Composed: map[string]bool{render.KeyJob: true}, Job: tc.job}, []string{render.KeyJob})
 			finished := condition(r, ConditionFinished)
 			got := want{phase: r.Status.Phase, ready: r.Ready}
@@ -147,8 +109,8 @@ func TestStatusLifecycle(t *testing.T) {
 }
 
 func TestFinishedCondition(t *testing.T) {
-	failed := observedJobWith(0, [3]string{"Failed", "PodFailurePolicy", failJobMessage})
-	succeeded := observedJobWith(0, [3]string{"Complete", "SuccessPolicy", ""})
+	failed := observetest.Job(0, [3]string{"Failed", "PodFailurePolicy", observetest.FailJobMessage})
+	succeeded := observetest.Job(0, [3]string{"Complete", "SuccessPolicy", ""})
 	kept := &Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: "the job on the lead broker failed (PodFailurePolicy)"}
 	cases := map[string]struct {
 		reason string
@@ -158,13 +120,13 @@ func TestFinishedCondition(t *testing.T) {
 	}{
 		"Running": {
 			reason: "A running cluster has not finished.",
-			o:      Observed{Job: observedJobWith(4)}, phase: v1alpha2.PhaseRunning,
+			o:      Observed{Job: observetest.Job(4)}, phase: v1alpha2.PhaseRunning,
 			want: Condition{Type: ConditionFinished, Reason: "Running"},
 		},
 		"Failed": {
 			reason: "A failed cluster says why.",
 			o:      Observed{Job: failed}, phase: v1alpha2.PhaseFailed,
-			want: Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: "the job on the lead broker failed (PodFailurePolicy: " + failJobMessage + ")"},
+			want: Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: "the job on the lead broker failed (PodFailurePolicy: " + observetest.FailJobMessage + ")"},
 		},
 		"Succeeded": {
 			reason: "A succeeded cluster says so.",
@@ -210,7 +172,7 @@ func TestReadsFor(t *testing.T) {
 		return job
 	}
 	kept := &Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: "kept"}
-	failed := observedJobWith(0, [3]string{"Failed", "PodFailurePolicy", failJobMessage})
+	failed := observetest.Job(0, [3]string{"Failed", "PodFailurePolicy", observetest.FailJobMessage})
 	// young is a Job whose brokers started 2 seconds before now.
 	now := time.Date(2024, 1, 1, 0, 1, 0, 0, time.UTC)
 	young := func(j *batchv1.Job) *batchv1.Job {
@@ -231,12 +193,12 @@ func TestReadsFor(t *testing.T) {
 		},
 		"Ready": {
 			reason: "Every broker up: nothing read.",
-			o:      Observed{Job: started(observedJobWith(4))}, brokers: true,
+			o:      Observed{Job: started(observetest.Job(4))}, brokers: true,
 		},
 		"NotReady": {
 			reason: "Brokers not up, all pods created: the pods only.",
 			o: Observed{Job: func() *batchv1.Job {
-				j := started(observedJobWith(2))
+				j := started(observetest.Job(2))
 				j.Status.Active = 4
 				return j
 			}()},
@@ -244,13 +206,13 @@ func TestReadsFor(t *testing.T) {
 		},
 		"StartingNormally": {
 			reason: "Brokers coming up within StartGrace of the Job's start: nothing read, but a look once the grace is over.",
-			o:      Observed{Job: young(observedJobWith(1))},
+			o:      Observed{Job: young(observetest.Job(1))},
 			want:   Reads{LookAgainAfter: StartGrace - 2*time.Second},
 		},
 		"PodFailedWhileStarting": {
 			reason: "A pod failed: its pods at once, whatever the Job's age.",
 			o: Observed{Job: func() *batchv1.Job {
-				j := young(observedJobWith(1))
+				j := young(observetest.Job(1))
 				j.Status.Failed = 1
 				return j
 			}()},
@@ -259,7 +221,7 @@ func TestReadsFor(t *testing.T) {
 		"StartingTooLong": {
 			reason: "Brokers still not up StartGrace after the start: the pods, to say why.",
 			o: Observed{Job: func() *batchv1.Job {
-				j := young(observedJobWith(1))
+				j := young(observetest.Job(1))
 				j.Status.StartTime = ptr.To(metav1.NewTime(now.Add(-StartGrace)))
 				return j
 			}()},
@@ -267,12 +229,12 @@ func TestReadsFor(t *testing.T) {
 		},
 		"NotSynced": {
 			reason: "A Job the job controller has not acted on yet: no Events (a cluster-wide informer) for every new MiniCluster.",
-			o:      Observed{Job: observedJobWith(0)}, want: Reads{Pods: true},
+			o:      Observed{Job: observetest.Job(0)}, want: Reads{Pods: true},
 		},
 		"MissingPods": {
 			reason: "Fewer pods than the Job runs: its FailedCreate events too.",
 			o: Observed{Job: func() *batchv1.Job {
-				j := started(observedJobWith(0))
+				j := started(observetest.Job(0))
 				j.Status.Active = 2
 				return j
 			}()},
@@ -289,7 +251,7 @@ func TestReadsFor(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := helloPlan(t)
+			p := observetest.HelloPlan(t)
 			if d := cmp.Diff(tc.want, ReadsFor(p, tc.o, now)); d != "" {
 				t.Errorf("%s\nReadsFor: -want +got:\n%s", tc.reason, d)
 			}
@@ -307,8 +269,8 @@ func TestReadsFor(t *testing.T) {
 // TestObserveSaysWhy: with the pods Crossplane returns, the Brokers
 // condition says why they are not up, and a warning says it too.
 func TestObserveSaysWhy(t *testing.T) {
-	p := helloPlan(t)
-	job := observedJobWith(0)
+	p := observetest.HelloPlan(t)
+	job := observetest.Job(0)
 	job.UID = jobUID
 	pod := brokerPod("0", "a", 1, waitingMain("ErrImageNeverPull", neverPull))
 	r := Observe(p, Observed{Job: job, Pods: []corev1.Pod{pod}}, nil)
