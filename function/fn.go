@@ -120,7 +120,8 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 	if ttl := ttlFor(xr); ttl != TTL {
 		rsp.Meta.Ttl = durationpb.New(ttl)
 	}
-	mc, ns, err := f.miniCluster(ctx, req, rsp, in, xr)
+	pol := in.Policy.Effective()
+	mc, ns, err := f.miniCluster(ctx, req, rsp, in, pol, xr)
 	if err != nil {
 		return err
 	}
@@ -137,7 +138,6 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 	if len(errs) > 0 {
 		return invalid(FormatErrors(errs))
 	}
-	pol := in.Policy.Effective()
 	platform := append(append([]v1alpha2.Toleration(nil), in.Defaults.Tolerations...), pol.Tolerations.Enforced...)
 	if rs := policy.Check(pol, mc, platform, runningPods(o.Job)); len(rs) > 0 {
 		return refused(rs.Error())
@@ -202,7 +202,7 @@ func input(req *fnv1.RunFunctionRequest) (*v1beta1.Input, error) {
 // included), defaulted with the platform's defaults, its Flux view chosen,
 // and checked against the platform's policy. plan.New adds what a schema
 // cannot say.
-func (f *Function) miniCluster(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input, xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
+func (f *Function) miniCluster(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input, pol v1beta1.Policy, xr map[string]any) (*v1alpha2.MiniCluster, string, error) {
 	if errs := f.specs.check(ctx, req.GetObserved().GetComposite().GetResource().GetFields()["spec"], xr); len(errs) > 0 {
 		return nil, "", invalid(FormatErrors(errs))
 	}
@@ -215,7 +215,7 @@ func (f *Function) miniCluster(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	claimView := mc.Spec.Flux.Container.Image
 	v1alpha2.SetDefaults(mc, in.Defaults.PlatformDefaults())
-	if rs := policy.Enforce(in.Policy.Effective(), mc); len(rs) > 0 {
+	if rs := policy.Enforce(pol, mc); len(rs) > 0 {
 		return nil, "", refused(rs.Error())
 	}
 	if w := chooseView(mc, claimView, in.Defaults); w != "" {

@@ -171,9 +171,9 @@ func ReadsFor(p *plan.Plan, o Observed, now time.Time) Reads {
 	if job == nil {
 		return Reads{}
 	}
-	switch phase(p, job) {
+	switch ph := phase(p, job); ph {
 	case v1alpha2.PhaseSucceeded, v1alpha2.PhaseFailed:
-		return Reads{Pods: keptFinished(o.Finished, phase(p, job)) == ""}
+		return Reads{Pods: keptFinished(o.Finished, ph) == ""}
 	case v1alpha2.PhaseQueued:
 		return Reads{Queue: true}
 	case v1alpha2.PhaseRunning:
