@@ -38,16 +38,18 @@ type cause struct {
 // brokersReport says how many of the brokers are up and why the others
 // are not. It changes only when a cause does: no restart counts, times or
 // generated pod names, and a stable order (by broker index).
+//
+// The count is the Job's ready count, as in status.job.ready and the
+// phase, also when the pods were read: the job controller updates it at
+// most about once a second, where counting the pods would change the
+// status (and run the composition three times, and write the claim) for
+// each broker of a slow start that comes up. The pods say only why.
 func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []corev1.Event) report {
-	up := int32(0)
 	byIndex := map[int][]*corev1.Pod{}
 	for i := range pods {
 		pod := &pods[i]
 		if owner := ownerUID(pod); job.UID != "" && owner != job.UID {
 			continue // an earlier Job's of the same name, still going
-		}
-		if podReady(pod) && pod.DeletionTimestamp == nil {
-			up++
 		}
 		idx, err := strconv.Atoi(pod.Labels[plan.LabelCompletionIndex])
 		if err != nil {
@@ -55,10 +57,7 @@ func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []c
 		}
 		byIndex[idx] = append(byIndex[idx], pod)
 	}
-	if pods == nil {
-		up = ptr.Deref(job.Status.Ready, 0)
-	}
-	head := upMessage(up, p.Size)
+	head := upMessage(ptr.Deref(job.Status.Ready, 0), p.Size)
 
 	indexes := make([]int, 0, len(byIndex))
 	for idx := range byIndex {

@@ -82,17 +82,26 @@ func TestBrokersReport(t *testing.T) {
 
 	cases := map[string]struct {
 		reason string
+		ready  int32 // the Job's ready count
 		pods   []corev1.Pod
 		events []corev1.Event
 		want   report
 	}{
 		"Starting": {
 			reason: "Pods on their way up have no cause: only the count.",
+			ready:  1,
 			pods:   []corev1.Pod{brokerPod("0", "a", 1, podUp), brokerPod("1", "b", 1, podCreating)},
+			want:   report{reason: ReasonBrokersStarting, message: "1 of 4 brokers up"},
+		},
+		"CountIsTheJobs": {
+			reason: "The count is the Job's ready count, as in status.job.ready, not the pods already ready that the job controller has not counted yet: it changes at the job controller's pace, not with each pod.",
+			ready:  1,
+			pods:   []corev1.Pod{brokerPod("0", "a", 1, podUp), brokerPod("1", "b", 1, podUp), brokerPod("2", "c", 1, podUp), brokerPod("3", "d", 1, podCreating)},
 			want:   report{reason: ReasonBrokersStarting, message: "1 of 4 brokers up"},
 		},
 		"ErrImageNeverPull": {
 			reason: "Every pod lacks its image: one cause, naming the pods by host name in index order.",
+			ready:  1,
 			pods: []corev1.Pod{
 				brokerPod("2", "c", 1, waitingMain("ErrImageNeverPull", neverPull)),
 				brokerPod("0", "a", 1, waitingMain("ErrImageNeverPull", neverPull)),
@@ -164,7 +173,7 @@ func TestBrokersReport(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := observetest.HelloPlan(t)
-			job := observetest.Job(0)
+			job := observetest.Job(tc.ready)
 			job.UID = jobUID
 			got := brokersReport(p, job, tc.pods, tc.events)
 			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(report{})); d != "" {
