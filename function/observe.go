@@ -59,6 +59,19 @@ func observedOf(xr map[string]any, observed map[resource.Name]resource.ObservedC
 	return o
 }
 
+// requeueJitter is how far Crossplane moves a response's TTL either way
+// when it requeues the composite (composite.jitter in Crossplane 2.4:
+// ±10 %).
+const requeueJitter = 0.1
+
+// lookAgainTTL is the TTL that brings the next run no sooner than after:
+// a run Crossplane's jitter brought early would find the brokers' grace
+// not yet over, read nothing, and ask again a moment later, one more run
+// of no-op applies. It comes at most about a fifth of after late.
+func lookAgainTTL(after time.Duration) time.Duration {
+	return time.Duration(float64(after) / (1 - requeueJitter))
+}
+
 // readForStatus asks Crossplane for what observe needs beyond the composed
 // objects at now, and adds to o what Crossplane answered. Each requirement
 // is a watch Crossplane keeps while the function asks (its cached client
@@ -67,7 +80,7 @@ func observedOf(xr map[string]any, observed map[resource.Name]resource.ObservedC
 // TTL brings the next run when it wants to look.
 func readForStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, o *observe.Observed, now time.Time) error {
 	reads := observe.ReadsFor(p, *o, now)
-	if after := reads.LookAgainAfter; after > 0 && after < rsp.GetMeta().GetTtl().AsDuration() {
+	if after := lookAgainTTL(reads.LookAgainAfter); after > 0 && after < rsp.GetMeta().GetTtl().AsDuration() {
 		rsp.Meta.Ttl = durationpb.New(after)
 	}
 	ns := ptr.To(p.Namespace)

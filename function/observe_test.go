@@ -85,10 +85,10 @@ func TestReadForStatus(t *testing.T) {
 			want:   want{selectors: map[string]string{}},
 		},
 		"StartingNormally": {
-			reason: "Brokers coming up: no pods read, and the next run when observe wants to look.",
+			reason: "Brokers coming up: no pods read, and the next run when observe wants to look (9 s from now), not sooner under Crossplane's 10 % jitter: a TTL of 10 s.",
 			job:    observe.Observed{Job: young},
 			req:    &fnv1.RunFunctionRequest{},
-			want:   want{selectors: map[string]string{}, ttl: observe.StartGrace - time.Second},
+			want:   want{selectors: map[string]string{}, ttl: 10 * time.Second},
 		},
 	}
 	for name, tc := range cases {
