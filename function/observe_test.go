@@ -17,6 +17,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/observe"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan/plantest"
 )
 
 // TestReadForStatus: the adapter asks Crossplane for what observe.ReadsFor
@@ -24,7 +25,7 @@ import (
 // by label, Kueue's Workload by the Job's UID), and converts what
 // Crossplane answers.
 func TestReadForStatus(t *testing.T) {
-	p := observetest.HelloPlan(t)
+	p := plantest.HelloPlan(t)
 	starting := observetest.Job(1)
 	starting.UID = "job-uid"
 	queued := observetest.Job(0)

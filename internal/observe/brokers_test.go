@@ -14,6 +14,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan/plantest"
 )
 
 const jobUID = "0b6c1e2a-0000-4000-8000-000000000001"
@@ -172,7 +173,7 @@ func TestBrokersReport(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := observetest.HelloPlan(t)
+			p := plantest.HelloPlan(t)
 			job := observetest.Job(tc.ready)
 			job.UID = jobUID
 			got := brokersReport(p, job, tc.pods, tc.events)

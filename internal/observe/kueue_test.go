@@ -14,6 +14,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan/plantest"
 )
 
 // queuedJob is flux-sample's Job as Kueue's webhook created it: with a
@@ -31,7 +32,7 @@ func queuedJob() *batchv1.Job {
 // objects, and the Brokers condition names both queues and Kueue's
 // reason, in words that do not change while the cause does not.
 func TestQueued(t *testing.T) {
-	p := observetest.HelloPlan(t)
+	p := plantest.HelloPlan(t)
 	job := queuedJob()
 	workload := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
@@ -86,7 +87,7 @@ func TestQueued(t *testing.T) {
 // TestAdmittedReadsNoQueue: once Kueue unsuspends the Job, the MiniCluster
 // is not Queued and reads no Kueue object.
 func TestAdmittedReadsNoQueue(t *testing.T) {
-	p := observetest.HelloPlan(t)
+	p := plantest.HelloPlan(t)
 	job := queuedJob()
 	job.Spec.Suspend = ptr.To(false)
 	o := Observed{Job: job}

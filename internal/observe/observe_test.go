@@ -13,6 +13,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan/plantest"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
@@ -86,7 +87,7 @@ func TestStatusLifecycle(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := observetest.HelloPlan(t)
+			p := plantest.HelloPlan(t)
 			r := Observe(p, Observed{Composed: map[string]bool{render.KeyJob: true}, Job: tc.job}, []string{render.KeyJob})
 			finished := condition(r, ConditionFinished)
 			got := want{phase: r.Status.Phase, ready: r.Ready}
@@ -251,7 +252,7 @@ func TestReadsFor(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := observetest.HelloPlan(t)
+			p := plantest.HelloPlan(t)
 			if d := cmp.Diff(tc.want, ReadsFor(p, tc.o, now)); d != "" {
 				t.Errorf("%s\nReadsFor: -want +got:\n%s", tc.reason, d)
 			}
@@ -269,7 +270,7 @@ func TestReadsFor(t *testing.T) {
 // TestObserveSaysWhy: with the pods Crossplane returns, the Brokers
 // condition says why they are not up, and a warning says it too.
 func TestObserveSaysWhy(t *testing.T) {
-	p := observetest.HelloPlan(t)
+	p := plantest.HelloPlan(t)
 	job := observetest.Job(0)
 	job.UID = jobUID
 	pod := brokerPod("0", "a", 1, waitingMain("ErrImageNeverPull", neverPull))

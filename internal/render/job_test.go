@@ -6,34 +6,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan/plantest"
 )
 
-// input plans the hello-world MiniCluster (flux-sample, size 4, one
-// container), changed by opts before defaulting, for namespace tenant-a.
+// input renders the hello-world plan (plantest.HelloPlan), changed by
+// opts before defaulting.
 func input(t *testing.T, opts ...func(*v1alpha2.MiniCluster)) Input {
 	t.Helper()
-	mc := &v1alpha2.MiniCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "flux-sample", Namespace: "tenant-a"},
-		Spec: v1alpha2.MiniClusterSpec{
-			Size:       ptr.To[int32](4),
-			Containers: []v1alpha2.MiniClusterContainer{{Image: "rockylinux:9", Command: "echo hello world"}},
-		},
-	}
-	for _, o := range opts {
-		o(mc)
-	}
-	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
-	p, errs := plan.New(mc, plan.Facts{Namespace: "tenant-a"})
-	if len(errs) > 0 {
-		t.Fatalf("cannot plan the test MiniCluster: %v", errs)
-	}
-	return Input{Plan: p, CurveCert: []byte("cert")}
+	return Input{Plan: plantest.HelloPlan(t, opts...), CurveCert: []byte("cert")}
 }
 
 // services makes spec.services of cs.
