@@ -21,10 +21,11 @@ import (
 )
 
 // Labels on what the controller creates in the target, so it only ever
-// updates or deletes its own objects.
+// updates or deletes its own objects. They are the MiniCluster API's,
+// because the function reads them to recognise the certificate copy.
 const (
-	LabelBurstName      = "bursting.flux-framework.org/burst"
-	LabelBurstNamespace = "bursting.flux-framework.org/burst-namespace"
+	LabelBurstName      = v1alpha2.LabelBurstName
+	LabelBurstNamespace = v1alpha2.LabelBurstNamespace
 )
 
 // Lead is where a burst cluster reaches the root's rank-0 broker.

@@ -133,28 +133,23 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	b.Status.AtProvider.Claim = w.claim.GetNamespace() + "/" + w.claim.GetName()
 	b.Status.AtProvider.CurveCertSecret = w.secret.Namespace + "/" + w.secret.Name
 
-	claim := &unstructured.Unstructured{}
-	claim.SetGroupVersionKind(v1alpha2.ClaimGVK())
-	claimErr := e.target.Get(ctx, client.ObjectKeyFromObject(w.claim), claim)
-	sec := &corev1.Secret{}
-	secErr := e.target.Get(ctx, client.ObjectKeyFromObject(w.secret), sec)
-	if meta.IsNoMatchError(claimErr) {
+	f, err := e.find(ctx, w)
+	if meta.IsNoMatchError(err) {
 		return waitOut(b, &waiting{reason: ReasonTargetLacksAPI, msg: fmt.Sprintf("the target cluster does not serve the MiniCluster API (%s): install Crossplane and the MiniCluster Configuration there (docs/bursting.md)", v1alpha2.ClaimGVK().GroupVersion())}), nil
 	}
-	for _, err := range []error{claimErr, secErr} {
-		if err != nil && !kerrors.IsNotFound(err) {
-			return managed.ExternalObservation{}, errors.Wrap(err, "cannot read the target cluster")
-		}
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot read the target cluster")
 	}
-	if kerrors.IsNotFound(claimErr) || kerrors.IsNotFound(secErr) {
+	// Before saying anything is missing: a missing object makes the
+	// reconciler Create, and Create writes the root's certificate.
+	if err := f.refuseForeign(b); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if f.claim == nil || f.secret == nil {
 		b.SetConditions(xpv2.Creating())
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	for _, obj := range []client.Object{claim, sec} {
-		if !Owned(obj, b) {
-			return managed.ExternalObservation{}, errors.Errorf("%s %s/%s exists in the target cluster but was not made by this Burst: delete it or choose another cluster name or target namespace", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetNamespace(), obj.GetName())
-		}
-	}
+	claim, sec := f.claim, f.secret
 
 	b.Status.AtProvider.ClaimReady = claimReady(claim)
 	if b.Status.AtProvider.ClaimReady {
@@ -219,7 +214,9 @@ func (e *external) ours(b *v1alpha1.Burst) []client.Object {
 }
 
 // Create writes the certificate first, so the burst MiniCluster's pods
-// never start without it, then the claim.
+// never start without it, then the claim. It writes nothing where an object
+// of either name is not this Burst's: a MiniCluster of the claim's name
+// would get the root's certificate, i.e. a broker in the root's instance.
 func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.ExternalCreation, error) {
 	b, ok := mg.(*v1alpha1.Burst)
 	if !ok {
@@ -229,13 +226,118 @@ func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.Ext
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	if err := e.target.Create(ctx, w.secret); err != nil && !kerrors.IsAlreadyExists(err) {
-		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create the CURVE certificate Secret in the target cluster")
+	// Observe checked too, but a tenant of the target namespace may have
+	// created either object since.
+	f, err := e.find(ctx, w)
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot read the target cluster")
 	}
-	if err := e.target.Create(ctx, w.claim); err != nil && !kerrors.IsAlreadyExists(err) {
+	if err := f.refuseForeign(b); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	var written *corev1.Secret
+	if f.secret == nil {
+		switch err := e.target.Create(ctx, w.secret); {
+		case err == nil:
+			written = w.secret
+		case kerrors.IsAlreadyExists(err):
+			if err := e.refuseForeignAt(ctx, b, "Secret", &corev1.Secret{}, w.secret); err != nil {
+				return managed.ExternalCreation{}, err
+			}
+		default:
+			return managed.ExternalCreation{}, errors.Wrap(err, "cannot create the CURVE certificate Secret in the target cluster")
+		}
+	}
+	if f.claim != nil {
+		return managed.ExternalCreation{}, nil
+	}
+	switch err := e.target.Create(ctx, w.claim); {
+	case err == nil:
+	case kerrors.IsAlreadyExists(err):
+		claim := &unstructured.Unstructured{}
+		claim.SetGroupVersionKind(v1alpha2.ClaimGVK())
+		if err := e.refuseForeignAt(ctx, b, v1alpha2.ClaimKind, claim, w.claim); err != nil {
+			// A tenant won the race since find: the certificate just
+			// written sits next to its MiniCluster, so take it back.
+			return managed.ExternalCreation{}, errors.Join(err, e.unwrite(ctx, written))
+		}
+	default:
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create the burst MiniCluster in the target cluster")
 	}
 	return managed.ExternalCreation{}, nil
+}
+
+// unwrite deletes sec, which Create wrote moments ago, and only that
+// object: the UID precondition leaves one made in its place alone.
+func (e *external) unwrite(ctx context.Context, sec *corev1.Secret) error {
+	if sec == nil {
+		return nil
+	}
+	uid := sec.GetUID()
+	if err := e.target.Delete(ctx, sec, client.Preconditions{UID: &uid}); err != nil && !kerrors.IsNotFound(err) {
+		return errors.Wrapf(err, "cannot delete the CURVE certificate Secret %s/%s this Burst wrote in the target cluster", sec.Namespace, sec.Name)
+	}
+	return nil
+}
+
+// found is what the target holds under the names a Burst writes: nil where
+// there is nothing.
+type found struct {
+	claim  *unstructured.Unstructured
+	secret *corev1.Secret
+}
+
+// find reads the target's objects of w's names. Errors other than not found
+// come back unwrapped, so Observe can tell a target without the
+// MiniCluster API.
+func (e *external) find(ctx context.Context, w *wanted) (found, error) {
+	var f found
+	claim := &unstructured.Unstructured{}
+	claim.SetGroupVersionKind(v1alpha2.ClaimGVK())
+	switch err := e.target.Get(ctx, client.ObjectKeyFromObject(w.claim), claim); {
+	case err == nil:
+		f.claim = claim
+	case !kerrors.IsNotFound(err):
+		return found{}, err
+	}
+	sec := &corev1.Secret{}
+	switch err := e.target.Get(ctx, client.ObjectKeyFromObject(w.secret), sec); {
+	case err == nil:
+		f.secret = sec
+	case !kerrors.IsNotFound(err):
+		return found{}, err
+	}
+	return f, nil
+}
+
+// refuseForeign says which of the objects found b did not make.
+func (f found) refuseForeign(b *v1alpha1.Burst) error {
+	if f.claim != nil && !Owned(f.claim, b) {
+		return foreign(v1alpha2.ClaimKind, f.claim)
+	}
+	if f.secret != nil && !Owned(f.secret, b) {
+		return foreign("Secret", f.secret)
+	}
+	return nil
+}
+
+// refuseForeignAt reads the object of want's name into into, after a create
+// found it already there, and says whether b did not make it.
+func (e *external) refuseForeignAt(ctx context.Context, b *v1alpha1.Burst, kind string, into, want client.Object) error {
+	if err := e.target.Get(ctx, client.ObjectKeyFromObject(want), into); err != nil {
+		return errors.Wrapf(err, "cannot get %s %s/%s in the target cluster", kind, want.GetNamespace(), want.GetName())
+	}
+	if !Owned(into, b) {
+		return foreign(kind, into)
+	}
+	return nil
+}
+
+// foreign is the refusal for obj of kind, in the way of what a Burst
+// writes. The kind is passed, not read from obj: typed objects come back
+// from the API server without it.
+func foreign(kind string, obj client.Object) error {
+	return errors.Errorf("%s %s/%s exists in the target cluster but was not made by this Burst, so the Burst writes nothing there (a MiniCluster of that name would get the root's CURVE certificate): delete it, or choose another cluster name (spec.forProvider.cluster) or target namespace (spec.forProvider.targetNamespace)", kind, obj.GetNamespace(), obj.GetName())
 }
 
 // Update moves the burst MiniCluster to the lead broker's current address
@@ -249,21 +351,37 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	sec := &corev1.Secret{}
-	if err := e.target.Get(ctx, client.ObjectKeyFromObject(w.secret), sec); err != nil {
-		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot get the CURVE certificate Secret in the target cluster")
+	// Observe saw both objects as this Burst's, but either may have been
+	// replaced since: a tenant of the target namespace may delete the
+	// burst MiniCluster and create its own.
+	f, err := e.find(ctx, w)
+	if err != nil {
+		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot read the target cluster")
 	}
-	if !bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) {
+	if err := f.refuseForeign(b); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	if f.claim == nil || f.secret == nil {
+		return managed.ExternalUpdate{}, errors.Errorf("cannot update the burst MiniCluster %s/%s and its CURVE certificate Secret: one of them is gone from the target cluster (the next reconcile creates it)", w.claim.GetNamespace(), w.claim.GetName())
+	}
+	// Update sends the resource version read, so a Secret replaced since
+	// is a conflict, not overwritten.
+	if sec := f.secret; !bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) {
 		sec.Data = w.secret.Data
 		if err := e.target.Update(ctx, sec); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update the CURVE certificate Secret in the target cluster")
 		}
 	}
 	m := Mutable(w.claim)
-	patch := map[string]any{"spec": map[string]any{
-		"size": m.Size,
-		"flux": map[string]any{"bursting": map[string]any{"leadBroker": m.LeadBroker}},
-	}}
+	patch := map[string]any{
+		// The API server refuses to change a uid: a claim replaced since
+		// it was read is not patched.
+		"metadata": map[string]any{"uid": string(f.claim.GetUID())},
+		"spec": map[string]any{
+			"size": m.Size,
+			"flux": map[string]any{"bursting": map[string]any{"leadBroker": m.LeadBroker}},
+		},
+	}
 	raw, err := jsonMarshal(patch)
 	if err != nil {
 		return managed.ExternalUpdate{}, err

@@ -114,7 +114,8 @@ func TestReconcile(t *testing.T) {
 		return c.Get(ctx, key, obj, opts...)
 	}}
 	type want struct {
-		created     bool
+		created     bool // the burst MiniCluster exists in the target (whoever made it)
+		copied      bool // the certificate copy does
 		synced      condition
 		ready       condition
 		requeue     time.Duration
@@ -130,13 +131,13 @@ func TestReconcile(t *testing.T) {
 		"Creates": {
 			reason: "A Burst whose root is up creates the burst MiniCluster in the target.",
 			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
-			want:   want{created: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
+			want:   want{created: true, copied: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
 		},
 		"CreatePendingIsNoDeadlock": {
 			reason: "The target objects are named by the Burst's spec, so a create that crashed before it was recorded (create-pending without create-succeeded) is safe to retry instead of needing the annotation removed by hand.",
 			burst:  func(b *v1alpha1.Burst) { xpmeta.SetExternalCreatePending(b, time.Now().Add(-time.Minute)) },
 			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
-			want:   want{created: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
+			want:   want{created: true, copied: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
 		},
 		"ObserveOnly": {
 			reason: "With managementPolicies [Observe] the Burst only reads: nothing is created in the target.",
@@ -162,6 +163,11 @@ func TestReconcile(t *testing.T) {
 			funcs:  noMatch,
 			want:   want{created: false, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, ReasonTargetLacksAPI}, requeue: waitPoll, msgContains: "install Crossplane and the MiniCluster Configuration"},
 		},
+		"RefusedForeignClaim": {
+			reason: "A MiniCluster of the burst claim's name that a tenant of the target namespace made first is Synced=False, naming it and the fix, and gets no certificate copy.",
+			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)), tenantClaim()},
+			want:   want{created: true, copied: false, synced: condition{corev1.ConditionFalse, xpv2.ReasonReconcileError}, msgContains: "MiniCluster cloud/burst-0 exists in the target cluster but was not made by this Burst"},
+		},
 		"RefusedTargetNamespace": {
 			reason: "A target namespace the ClusterProviderConfig does not allow is Synced=False, naming the field, and nothing is created anywhere.",
 			burst:  func(b *v1alpha1.Burst) { b.Spec.ForProvider.TargetNamespace = "kube-system" },
@@ -185,6 +191,9 @@ func TestReconcile(t *testing.T) {
 			res, got := reconcileBurst(t, c)
 			if claimExists(t, c) != tc.want.created {
 				t.Errorf("%s\nburst MiniCluster created: %t, want %t", tc.reason, !tc.want.created, tc.want.created)
+			}
+			if got := c.Get(context.Background(), types.NamespacedName{Namespace: "cloud", Name: "burst-0-curve-cert"}, &corev1.Secret{}) == nil; got != tc.want.copied {
+				t.Errorf("%s\ncertificate copied: %t, want %t", tc.reason, got, tc.want.copied)
 			}
 			synced, ready := got.GetCondition(xpv2.TypeSynced), got.GetCondition(xpv2.TypeReady)
 			if diff := cmp.Diff(tc.want.synced, condition{synced.Status, synced.Reason}); diff != "" {
