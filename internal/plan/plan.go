@@ -101,9 +101,14 @@ type Plan struct {
 	// Queue is the Kueue LocalQueue the Job goes to, "" for none
 	// (queueName).
 	Queue string
-	// CleanedUp: spec.cleanup is set and the cluster has finished, as its
-	// status says: its pods go away (no Job, no services Pod), and it keeps
-	// the phase it finished with.
+	// Finished: the cluster has finished, as its status says (phase
+	// Succeeded or Failed). Nothing needs the services Pod then, and it is
+	// no Job's pod, so nothing else would stop it: it goes, with or
+	// without spec.cleanup.
+	Finished bool
+	// CleanedUp: spec.cleanup is set and the cluster has finished: its
+	// pods go away (no Job, no services Pod), and it keeps the phase it
+	// finished with.
 	CleanedUp bool
 
 	// quantities are the containers' resources, parsed by the checks.
@@ -168,7 +173,8 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 	p.ViewUID, p.ViewGID = ViewUser(mc)
 	p.ComposesLeadBroker = ComposesLeadBroker(mc)
 	p.Queue = queueName(mc)
-	p.CleanedUp = mc.Spec.Cleanup && (mc.Status.Phase == v1alpha2.PhaseSucceeded || mc.Status.Phase == v1alpha2.PhaseFailed)
+	p.Finished = mc.Status.Phase == v1alpha2.PhaseSucceeded || mc.Status.Phase == v1alpha2.PhaseFailed
+	p.CleanedUp = mc.Spec.Cleanup && p.Finished
 	if errs := p.files(); len(errs) > 0 {
 		return nil, errs
 	}

@@ -1322,3 +1322,38 @@ func TestBrokerQuorum(t *testing.T) {
 		})
 	}
 }
+
+// TestFinished: what a finished cluster still composes follows from the
+// phase its status says, whatever spec.cleanup.
+func TestFinished(t *testing.T) {
+	type want struct{ finished, cleanedUp bool }
+	cases := map[string]struct {
+		reason  string
+		phase   string
+		cleanup bool
+		want    want
+	}{
+		"New":               {reason: "A new MiniCluster has no phase yet.", want: want{}},
+		"Pending":           {reason: "A pending cluster has not finished.", phase: v1alpha2.PhasePending, cleanup: true, want: want{}},
+		"Queued":            {reason: "A queued cluster has not finished.", phase: v1alpha2.PhaseQueued, cleanup: true, want: want{}},
+		"Running":           {reason: "A running cluster has not finished.", phase: v1alpha2.PhaseRunning, cleanup: true, want: want{}},
+		"Succeeded":         {reason: "A succeeded cluster has finished; without spec.cleanup its Job stays.", phase: v1alpha2.PhaseSucceeded, want: want{finished: true}},
+		"Failed":            {reason: "A failed cluster has finished too.", phase: v1alpha2.PhaseFailed, want: want{finished: true}},
+		"SucceededCleanup":  {reason: "spec.cleanup on a finished cluster removes its pods.", phase: v1alpha2.PhaseSucceeded, cleanup: true, want: want{finished: true, cleanedUp: true}},
+		"FailedWithCleanup": {reason: "spec.cleanup applies to a failed cluster as well.", phase: v1alpha2.PhaseFailed, cleanup: true, want: want{finished: true, cleanedUp: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, errs := New(mc(func(m *v1alpha2.MiniCluster) {
+				m.Spec.Cleanup = tc.cleanup
+				m.Status.Phase = tc.phase
+			}), Facts{Namespace: "default"})
+			if len(errs) > 0 {
+				t.Fatalf("New(...): %v", errs)
+			}
+			if diff := cmp.Diff(tc.want, want{finished: p.Finished, cleanedUp: p.CleanedUp}, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nNew(...) Finished, CleanedUp: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 
@@ -91,6 +92,7 @@ func ServicesPod(in Input) *corev1.Pod {
 	labels[plan.LabelJobName] = mc.Name
 	pod := podSpec(in)
 	pod.Hostname = in.Names.ServicesPod
+	pod.ActiveDeadlineSeconds = servicesDeadline(s.DeadlineSeconds)
 	pod.Subdomain = s.Network.HeadlessName
 	pod.SetHostnameAsFQDN = ptr.To(false)
 	for i := range s.Services {
@@ -109,6 +111,19 @@ func ServicesPod(in Input) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: in.Names.ServicesPod, Namespace: in.Namespace, Labels: labels, Annotations: emptyToNil(s.Pod.Annotations)},
 		Spec:       pod,
 	}
+}
+
+// servicesDeadline is the services Pod's activeDeadlineSeconds: the Job's
+// (spec.deadlineSeconds, which the platform's maximum bounds), so the
+// services do not outlive the brokers' deadline. The API server refuses a
+// pod's deadline above MaxInt32 seconds (68 years), which a Job's may
+// exceed: that long is as good as no deadline, and a Pod it refuses would
+// never run.
+func servicesDeadline(jobDeadline *int64) *int64 {
+	if jobDeadline == nil {
+		return nil
+	}
+	return ptr.To(min(*jobDeadline, math.MaxInt32))
 }
 
 // pullSecrets are the pull secrets of the view, of every container and of

@@ -323,3 +323,41 @@ func TestServicesPod(t *testing.T) {
 		})
 	}
 }
+
+func TestServicesPodDeadline(t *testing.T) {
+	type want struct {
+		services, job *int64
+	}
+	cases := map[string]struct {
+		reason   string
+		deadline *int64
+		want     want
+	}{
+		"Default": {
+			reason: "Without spec.deadlineSeconds the services Pod gets the Job's default deadline: it must not outlive the brokers.",
+			want:   want{services: ptr.To(v1alpha2.DefaultDeadlineSeconds), job: ptr.To(v1alpha2.DefaultDeadlineSeconds)},
+		},
+		"Given": {
+			reason:   "spec.deadlineSeconds (bounded by the platform's maximum) is the services Pod's deadline as it is the Job's.",
+			deadline: ptr.To[int64](3600),
+			want:     want{services: ptr.To[int64](3600), job: ptr.To[int64](3600)},
+		},
+		"AbovePodMaximum": {
+			reason:   "The API server refuses a pod's activeDeadlineSeconds above 2147483647, which a Job's may exceed: the services Pod gets that maximum, 68 years.",
+			deadline: ptr.To[int64](1 << 40),
+			want:     want{services: ptr.To[int64](2147483647), job: ptr.To[int64](1 << 40)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := input(t, func(m *v1alpha2.MiniCluster) {
+				m.Spec.DeadlineSeconds = tc.deadline
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
+			})
+			got := want{services: ServicesPod(in).Spec.ActiveDeadlineSeconds, job: Job(in).Spec.ActiveDeadlineSeconds}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nactiveDeadlineSeconds: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -65,7 +65,10 @@ func Render(in Input) []Object {
 		// stays with the MiniCluster's final status.
 		return objs
 	}
-	if len(mc.Spec.Services) > 0 {
+	if len(mc.Spec.Services) > 0 && !in.Finished {
+		// The services Pod is no Job's pod: nothing but Crossplane's
+		// deleting what is no longer composed stops it once the brokers
+		// it serves are done.
 		objs = append(objs, Object{Name: KeyServicesPod, Object: ServicesPod(in)})
 	}
 	return append(objs, Object{Name: KeyJob, Object: Job(in)})

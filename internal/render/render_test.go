@@ -48,6 +48,39 @@ func TestRender(t *testing.T) {
 			}},
 			want: []string{KeyEntrypoint, KeyCurveCert, KeyService, KeyServicesPod, KeyJob},
 		},
+		"ServicesWhileRunning": {
+			reason: "The services Pod stays while the cluster runs.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
+				m.Status.Phase = v1alpha2.PhaseRunning
+			}},
+			want: []string{KeyEntrypoint, KeyCurveCert, KeyService, KeyServicesPod, KeyJob},
+		},
+		"ServicesAfterSuccess": {
+			reason: "Once the cluster has succeeded the services Pod goes without spec.cleanup (no Job's pod, nothing else would stop it), and the Job stays with its pods and logs.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
+				m.Status.Phase = v1alpha2.PhaseSucceeded
+			}},
+			want: []string{KeyEntrypoint, KeyCurveCert, KeyService, KeyJob},
+		},
+		"ServicesAfterFailure": {
+			reason: "A failed cluster has finished too: its services Pod goes.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
+				m.Status.Phase = v1alpha2.PhaseFailed
+			}},
+			want: []string{KeyEntrypoint, KeyCurveCert, KeyService, KeyJob},
+		},
+		"CleanedUp": {
+			reason: "spec.cleanup on a finished cluster removes the Job and the services Pod, and keeps the rest.",
+			opts: []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) {
+				m.Spec.Services = services(v1alpha2.MiniClusterContainer{Name: "db", Image: "postgres"})
+				m.Spec.Cleanup = true
+				m.Status.Phase = v1alpha2.PhaseSucceeded
+			}},
+			want: []string{KeyEntrypoint, KeyCurveCert, KeyService},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
