@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
@@ -174,6 +175,45 @@ func checkSecurityContext(sc v1alpha2.SecurityContext, p *field.Path) field.Erro
 	}
 	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {
 		errs = append(errs, field.Invalid(p.Child("runAsUser"), 0, "runAsNonRoot is set, and the kubelet refuses to start a container as uid 0: run as another uid, or drop runAsNonRoot"))
+	}
+	errs = append(errs, checkProfiles(sc.SeccompProfile, sc.AppArmorProfile, p)...)
+	return errs
+}
+
+// checkProfiles applies the API server's rules for Localhost profiles
+// (pkg/apis/core/validation: validateSeccompProfileField and
+// ValidateAppArmorProfileField) to a container's or the pod's
+// securityContext at p. It refuses the Job and the services Pod otherwise,
+// while the MiniCluster would say Valid=True.
+//
+// A seccomp localhostProfile is a file under the kubelet's seccomp
+// directory: the API server refuses an absolute path and any '..' element
+// (split at '/', as it splits). An AppArmor localhostProfile is the name
+// of a profile loaded on the node, not a path: '/' and '..' are fine
+// there, and the API server refuses only a name padded with whitespace.
+// The schema already requires both to be non-empty with type Localhost and
+// bounds their length; a composite that skipped it is still refused here.
+func checkProfiles(seccomp *v1alpha2.SeccompProfile, apparmor *v1alpha2.AppArmorProfile, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if seccomp != nil && seccomp.Type == string(corev1.SeccompProfileTypeLocalhost) {
+		fp := p.Child("seccompProfile", "localhostProfile")
+		switch lp := seccomp.LocalhostProfile; {
+		case lp == nil || *lp == "":
+			errs = append(errs, field.Required(fp, "type Localhost needs the profile's file, relative to the kubelet's seccomp directory (<kubelet root>/seccomp), such as profiles/flux.json: name it, or use type RuntimeDefault"))
+		case path.IsAbs(*lp):
+			errs = append(errs, field.Invalid(fp, *lp, "must be a relative path: the kubelet reads it under its seccomp directory (<kubelet root>/seccomp), and the API server refuses an absolute path; name the file relative to that directory, such as profiles/flux.json"))
+		case hasDotDot(*lp):
+			errs = append(errs, field.Invalid(fp, *lp, "must not contain '..': the kubelet reads the profile under its seccomp directory (<kubelet root>/seccomp), and the API server refuses a path that could leave it; name a file under that directory, such as profiles/flux.json"))
+		}
+	}
+	if apparmor != nil && apparmor.Type == string(corev1.AppArmorProfileTypeLocalhost) {
+		fp := p.Child("appArmorProfile", "localhostProfile")
+		switch lp := apparmor.LocalhostProfile; {
+		case lp == nil || strings.TrimSpace(*lp) == "":
+			errs = append(errs, field.Required(fp, "type Localhost needs the name of an AppArmor profile loaded on the node: name it, or use type RuntimeDefault"))
+		case strings.TrimSpace(*lp) != *lp:
+			errs = append(errs, field.Invalid(fp, *lp, "must not be padded with whitespace, which the API server refuses: remove the spaces around the profile's name"))
+		}
 	}
 	return errs
 }

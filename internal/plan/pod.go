@@ -111,6 +111,7 @@ func checkPod(mc *v1alpha2.MiniCluster) field.ErrorList {
 	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {
 		errs = append(errs, field.Invalid(sp.Child("runAsUser"), 0, "runAsNonRoot is set: run as a uid other than 0, or drop runAsNonRoot"))
 	}
+	errs = append(errs, checkProfiles(sc.SeccompProfile, sc.AppArmorProfile, sp)...)
 	errs = append(errs, checkNonRoot(mc)...)
 	errs = append(errs, checkSysctls(sc.Sysctls, pod.HostIPC, sp.Child("sysctls"))...)
 	return errs

@@ -53,6 +53,48 @@ func TestSecurityContextInvalid(t *testing.T) {
 			})),
 			want: invalid{fields: []string{"spec.flux.container.securityContext.runAsNonRoot"}, msg: "runs as root, and the kubelet refuses to start it with runAsNonRoot"},
 		},
+		"SeccompLocalhostAbsolute": {
+			reason: "The API server refuses an absolute seccomp localhostProfile: it is relative to the kubelet's seccomp directory.",
+			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
+				c.SecurityContext.SeccompProfile = &v1alpha2.SeccompProfile{Type: "Localhost", LocalhostProfile: ptr("/var/lib/kubelet/seccomp/flux.json")}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].securityContext.seccompProfile.localhostProfile"}, msg: "must be a relative path"},
+		},
+		"SeccompLocalhostDotDot": {
+			reason: "The API server refuses a '..' element anywhere in a seccomp localhostProfile, on the pod's securityContext too.",
+			args: mc(withPod(func(p *v1alpha2.PodSpec) {
+				p.SecurityContext.SeccompProfile = &v1alpha2.SeccompProfile{Type: "Localhost", LocalhostProfile: ptr("profiles/../../../etc/flux.json")}
+			})),
+			want: invalid{fields: []string{"spec.pod.securityContext.seccompProfile.localhostProfile"}, msg: "must not contain '..'"},
+		},
+		"SeccompLocalhostTrailingDotDot": {
+			reason: "A last element '..' is a backstep as well.",
+			args: mc(withServices(sidecar("db", func(c *v1alpha2.MiniClusterContainer) {
+				c.SecurityContext.SeccompProfile = &v1alpha2.SeccompProfile{Type: "Localhost", LocalhostProfile: ptr("profiles/..")}
+			}))),
+			want: invalid{fields: []string{"spec.services[0].securityContext.seccompProfile.localhostProfile"}, msg: "name a file under that directory"},
+		},
+		"SeccompLocalhostEmpty": {
+			reason: "Type Localhost without a profile (a composite that skipped the schema) names no file, on the Flux view's init container too.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.Container.SecurityContext.SeccompProfile = &v1alpha2.SeccompProfile{Type: "Localhost", LocalhostProfile: ptr("")}
+			})),
+			want: invalid{fields: []string{"spec.flux.container.securityContext.seccompProfile.localhostProfile"}, msg: "name it, or use type RuntimeDefault"},
+		},
+		"AppArmorLocalhostPadded": {
+			reason: "The API server refuses an AppArmor localhostProfile padded with whitespace.",
+			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
+				c.SecurityContext.AppArmorProfile = &v1alpha2.AppArmorProfile{Type: "Localhost", LocalhostProfile: ptr(" flux-profile\n")}
+			})),
+			want: invalid{fields: []string{"spec.containers[0].securityContext.appArmorProfile.localhostProfile"}, msg: "must not be padded with whitespace"},
+		},
+		"AppArmorLocalhostBlank": {
+			reason: "An AppArmor localhostProfile of whitespace alone names no profile.",
+			args: mc(withPod(func(p *v1alpha2.PodSpec) {
+				p.SecurityContext.AppArmorProfile = &v1alpha2.AppArmorProfile{Type: "Localhost", LocalhostProfile: ptr("  ")}
+			})),
+			want: invalid{fields: []string{"spec.pod.securityContext.appArmorProfile.localhostProfile"}, msg: "name of an AppArmor profile loaded on the node"},
+		},
 		"Sysctls": {
 			reason: "Sysctl names follow Kubernetes' rule and are set once.",
 			args: mc(withPod(func(p *v1alpha2.PodSpec) {
@@ -107,6 +149,16 @@ func TestSecurityContextValid(t *testing.T) {
 					AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true), ProcMount: "Default",
 					Capabilities: &v1alpha2.Capabilities{Add: []v1alpha2.Capability{"NET_BIND_SERVICE"}, Drop: []v1alpha2.Capability{"ALL"}},
 				}
+			})),
+		},
+		"LocalhostProfiles": {
+			reason: "Relative seccomp profiles without a '..' element pass, as do AppArmor profile names, which are no paths: the API server accepts '/' and '..' in them.",
+			args: mc(withPod(func(p *v1alpha2.PodSpec) {
+				p.SecurityContext.SeccompProfile = &v1alpha2.SeccompProfile{Type: "Localhost", LocalhostProfile: ptr("profiles/flux.json")}
+				p.SecurityContext.AppArmorProfile = &v1alpha2.AppArmorProfile{Type: "Localhost", LocalhostProfile: ptr("/usr/bin/../flux")}
+			}), withRunner(func(c *v1alpha2.MiniClusterContainer) {
+				c.SecurityContext.SeccompProfile = &v1alpha2.SeccompProfile{Type: "Localhost", LocalhostProfile: ptr("./..flux/..json")}
+				c.SecurityContext.AppArmorProfile = &v1alpha2.AppArmorProfile{Type: "Localhost", LocalhostProfile: ptr("k8s-apparmor-example-deny-write")}
 			})),
 		},
 		"EscalationWithSysAdmin": {
