@@ -2,10 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flux-framework/minicluster-crossplane/function"
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
 // TestRenderCluster covers minicluster render --cluster (and --input): a
@@ -92,6 +99,103 @@ func TestRenderCluster(t *testing.T) {
 				if !strings.Contains(got, w) {
 					t.Errorf("%s\nwant %q in:\n%s", tc.reason, w, got)
 				}
+			}
+		})
+	}
+}
+
+// TestClaimOnlyFields: fields valid on a claim alone (Crossplane keeps
+// them off its composite) render offline as on a cluster, with
+// minicluster render and through minicluster xr: the composite leaves them
+// out and carries the spec.claimRef Crossplane sets, and composes what the
+// claim does.
+func TestClaimOnlyFields(t *testing.T) {
+	const claimHead = "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata: {name: flux-sample, namespace: tenant-a}\nspec:\n  size: 2\n  containers: [{image: rockylinux:9, command: echo hello world}]\n"
+	cases := map[string]struct {
+		reason string
+		fields string
+		gone   []string
+	}{
+		"WriteConnectionSecretToRef": {
+			reason: "A claim's writeConnectionSecretToRef names a Secret in its own namespace, so it has no namespace, which the composite's would need.",
+			fields: "  writeConnectionSecretToRef: {name: flux-sample-connection}\n",
+			gone:   []string{"writeConnectionSecretToRef"},
+		},
+		"CompositeDeletePolicy": {
+			reason: "compositeDeletePolicy is the claim's: how deleting it deletes the composite.",
+			fields: "  compositeDeletePolicy: Foreground\n",
+			gone:   []string{"compositeDeletePolicy"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			claimFile := filepath.Join(dir, "claim.yaml")
+			if err := os.WriteFile(claimFile, []byte(claimHead+tc.fields), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			render := func(file string) string {
+				var cli CLI
+				parser, err := kong.New(&cli, kong.Name("minicluster"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := parser.Parse([]string{"render", "-f", file}); err != nil {
+					t.Fatalf("parse: %v", err)
+				}
+				var stdout, stderr bytes.Buffer
+				if err := cli.Render.render(&stdout, &stderr); err != nil {
+					t.Fatalf("%s\nminicluster render -f %s: %v\n%s", tc.reason, filepath.Base(file), err, stderr.String())
+				}
+				return stdout.String()
+			}
+			if got := render(claimFile); !strings.Contains(got, "kind: Job") {
+				t.Errorf("%s\nminicluster render -f claim.yaml composed no Job:\n%s", tc.reason, got)
+			}
+
+			b, err := os.ReadFile(claimFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xr, err := compositeYAML(b)
+			if err != nil {
+				t.Fatalf("%s\nminicluster xr: %v", tc.reason, err)
+			}
+			objs, err := driver.ParseObjects(xr)
+			if err != nil || len(objs) != 1 {
+				t.Fatalf("minicluster xr printed no one object (%v):\n%s", err, xr)
+			}
+			spec, _ := objs[0].Object["spec"].(map[string]any)
+			for _, f := range tc.gone {
+				if _, ok := spec[f]; ok {
+					t.Errorf("%s\nminicluster xr: spec.%s is the claim's, yet on the composite:\n%s", tc.reason, f, xr)
+				}
+			}
+			wantRef := map[string]any{"apiVersion": "flux-framework.org/v1alpha2", "kind": "MiniCluster", "name": "flux-sample", "namespace": "tenant-a"}
+			if diff := cmp.Diff(wantRef, spec["claimRef"]); diff != "" {
+				t.Errorf("%s\nminicluster xr: spec.claimRef: -want, +got:\n%s", tc.reason, diff)
+			}
+			xrFile := filepath.Join(dir, "xr.yaml")
+			if err := os.WriteFile(xrFile, xr, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			render(xrFile)
+
+			// The same objects and results from the claim and from its
+			// composite, with the same CURVE key.
+			run := func(b []byte) *driver.Output {
+				out, err := driver.Run(context.Background(), function.New(function.WithRandom(fixedEntropy{})), driver.Options{Claim: b})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			fromClaim, fromXR := run(b), run(xr)
+			if diff := cmp.Diff(fromClaim.Results, fromXR.Results); diff != "" {
+				t.Errorf("%s\nresults: -claim.yaml, +its xr.yaml:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(string(fromClaim.YAML), string(fromXR.YAML)); diff != "" {
+				t.Errorf("%s\nobjects: -claim.yaml, +its xr.yaml:\n%s", tc.reason, diff)
 			}
 		})
 	}

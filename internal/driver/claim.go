@@ -4,11 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
+	xpv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/compositions"
 	mcschema "github.com/flux-framework/minicluster-crossplane/internal/schema"
 )
 
@@ -83,7 +89,31 @@ func FindMiniCluster(objs []*unstructured.Unstructured) (*unstructured.Unstructu
 }
 
 // Composite turns a claim (or upstream MiniCluster) into the composite
-// resource Crossplane would create for it. An XMiniCluster passes unchanged.
+// resource Crossplane v2.4's claim controller makes for it in a cluster of
+// the claim shape (compositions/definition.yaml). An XMiniCluster passes
+// unchanged.
+//
+// As the controller does (with its client-side and its server-side
+// syncer alike), the composite gets the claim's labels and annotations
+// except those of a kubernetes.io or k8s.io domain; the claim labels; the
+// claim's spec without the claim's own fields (resourceRef,
+// writeConnectionSecretToRef, compositeDeletePolicy), without Crossplane's
+// composite machinery (claimRef, resourceRefs, and compositionRevisionRef
+// unless the update policy is Manual) and without compositionRef, which
+// the XRD enforces; and spec.claimRef, the claim's apiVersion, kind, name
+// and namespace. A claim's writeConnectionSecretToRef is the claim's
+// alone: the composite's own is set later by the composite controller, and
+// only from a Composition's writeConnectionSecretsToNamespace, which ours
+// has not.
+//
+// Two things differ, so that the output is the same on every run and
+// usable offline. Crossplane names a new composite <claim>-<five random
+// characters>; it is named after the claim here (the function names what it
+// composes after the claim label, never after the composite), or, as by
+// Crossplane, after the composite the claim's spec.resourceRef names. And the
+// claim's status, which Crossplane copies the other way, from the
+// composite, is kept: a claim read back from a cluster renders with its
+// maximum size and phase.
 func Composite(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	switch obj.GetKind() {
 	case v1alpha2.CompositeKind:
@@ -96,22 +126,105 @@ func Composite(obj *unstructured.Unstructured) (*unstructured.Unstructured, erro
 	if ns == "" {
 		ns = "default"
 	}
+	xrd, err := claimDefinition()
+	if err != nil {
+		return nil, err
+	}
 	xr := &unstructured.Unstructured{Object: map[string]any{}}
 	xr.SetAPIVersion(v1alpha2.SchemeGroupVersion.String())
 	xr.SetKind(v1alpha2.CompositeKind)
-	xr.SetName(obj.GetName())
-	xr.SetLabels(map[string]string{
-		v1alpha2.LabelClaimName:      obj.GetName(),
-		v1alpha2.LabelClaimNamespace: ns,
-	})
-	if spec, ok := obj.Object["spec"]; ok {
-		xr.Object["spec"] = spec
+	// A claim bound to a composite (spec.resourceRef) syncs into that one.
+	name, _, _ := unstructured.NestedString(obj.Object, "spec", "resourceRef", "name")
+	if name == "" {
+		name = obj.GetName()
 	}
+	xr.SetName(name)
+	if a := withoutReserved(obj.GetAnnotations()); len(a) > 0 {
+		xr.SetAnnotations(a)
+	}
+	labels := withoutReserved(obj.GetLabels())
+	labels[v1alpha2.LabelClaimName] = obj.GetName()
+	labels[v1alpha2.LabelClaimNamespace] = ns
+	xr.SetLabels(labels)
+	spec := map[string]any{}
+	if claimSpec, ok := obj.Object["spec"].(map[string]any); ok {
+		strip := notPropagated(claimSpec, xrd)
+		for k, v := range claimSpec {
+			if !strip[k] {
+				spec[k] = v
+			}
+		}
+	}
+	spec["claimRef"] = map[string]any{
+		"apiVersion": obj.GetAPIVersion(),
+		"kind":       obj.GetKind(),
+		"name":       obj.GetName(),
+		"namespace":  ns,
+	}
+	xr.Object["spec"] = spec
 	if status, ok := obj.Object["status"]; ok {
 		xr.Object["status"] = status
 	}
 	return xr, nil
 }
+
+// notPropagated are the fields of a claim's spec that Crossplane's claim
+// controller does not copy into the composite: the claim's own and the
+// composite's machinery (as Crossplane's schemas for claims and legacy
+// composites name them), but for the composition fields it propagates;
+// of those, compositionRef only when the XRD enforces none, and
+// compositionRevisionRef only when the composite's update policy (the
+// claim's, else the XRD's default) is Manual.
+func notPropagated(claimSpec map[string]any, xrd *xpv1.CompositeResourceDefinition) map[string]bool {
+	strip := map[string]bool{}
+	for k := range xcrd.CompositeResourceClaimSpecProps(nil) {
+		strip[k] = true
+	}
+	for k := range xcrd.CompositeResourceSpecProps(xpv1.CompositeResourceScopeLegacyCluster, nil) {
+		strip[k] = true
+	}
+	for _, k := range xcrd.PropagateSpecProps {
+		if k == "compositionRef" && xrd.Spec.EnforcedCompositionRef != nil {
+			continue
+		}
+		delete(strip, k)
+	}
+	policy, _ := claimSpec["compositionUpdatePolicy"].(string)
+	if policy == "" && xrd.Spec.DefaultCompositionUpdatePolicy != nil {
+		policy = string(*xrd.Spec.DefaultCompositionUpdatePolicy)
+	}
+	if policy == string(xpv2.UpdateManual) {
+		delete(strip, xcrd.CompositionRevisionRef)
+	}
+	return strip
+}
+
+// withoutReserved is a copy of m without the keys Crossplane keeps off a
+// claim's composite: those whose domain (the part before the first '/')
+// ends in kubernetes.io or k8s.io, such as
+// kubectl.kubernetes.io/last-applied-configuration.
+func withoutReserved(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		domain, _, _ := strings.Cut(k, "/")
+		if strings.HasSuffix(domain, "kubernetes.io") || strings.HasSuffix(domain, "k8s.io") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// claimDefinition is the claim shape's XRD, compositions/definition.yaml:
+// whether it enforces a Composition and its default update policy decide
+// what a claim's composite gets.
+var claimDefinition = sync.OnceValues(func() (*xpv1.CompositeResourceDefinition, error) {
+	xrd := &xpv1.CompositeResourceDefinition{}
+	if err := yaml.Unmarshal(compositions.Definition, xrd); err != nil {
+		return nil, fmt.Errorf("cannot parse compositions/definition.yaml: %w", err)
+	}
+	return xrd, nil
+})
 
 // Shape is how a cluster serves MiniClusters: the XRD and Composition
 // installed (compositions/ or compositions/v2/).
@@ -179,9 +292,9 @@ func CompositeV2(obj *unstructured.Unstructured) (*unstructured.Unstructured, er
 
 // CheckedComposite returns the composite resource of the MiniCluster in b
 // after the checks Run makes (see Check), or the error Run would return or
-// report. The composite carries the claim's spec as written: the API
-// server's defaults are left for `crossplane composition render --xrd` (or
-// the cluster) to apply.
+// report. The composite carries the claim's spec as written, less what
+// Crossplane does not copy (see Composite): the API server's defaults are
+// left for `crossplane composition render --xrd` (or the cluster) to apply.
 func CheckedComposite(ctx context.Context, b []byte) (*unstructured.Unstructured, error) {
 	mc, err := ReadMiniCluster(b)
 	if err != nil {

@@ -59,7 +59,7 @@ spec: {size: 2}
 		err    string
 	}{
 		"Claims": {
-			reason: "Claims: a cluster-scoped XMiniCluster named after the claim, with Crossplane's claim labels (the claim's own labels stay on the claim).",
+			reason: "Claims: a cluster-scoped XMiniCluster named after the claim, with the claim's labels, Crossplane's claim labels and spec.claimRef.",
 			in:     claim,
 			shape:  ShapeClaims,
 			want:   claimsComposite,
@@ -187,7 +187,10 @@ const claimsComposite = `apiVersion: flux-framework.org/v1alpha2
 kind: XMiniCluster
 metadata:
   name: flux-sample
-  labels: {crossplane.io/claim-name: flux-sample, crossplane.io/claim-namespace: default}
-spec: {size: 2, containers: [{image: rockylinux:9}]}
+  labels: {team: hpc, crossplane.io/claim-name: flux-sample, crossplane.io/claim-namespace: default}
+spec:
+  size: 2
+  containers: [{image: rockylinux:9}]
+  claimRef: {apiVersion: flux-framework.org/v1alpha2, kind: MiniCluster, name: flux-sample, namespace: default}
 status: {maximumSize: 2}
 `
