@@ -3,6 +3,7 @@ package function
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -29,6 +30,34 @@ func namespace(labels ...string) *fnv1.Resources {
 
 // nonRootSpec is hello-world whose runner runs as uid 1000.
 const nonRootSpec = `{"size":4,"logging":{"quiet":true},"containers":[{"image":"rockylinux:9","command":"echo hello world","securityContext":{"runAsUser":1000,"runAsGroup":1000}}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`
+
+// servicesSpec is hello-world with a services Pod.
+const servicesSpec = `{"size":2,"logging":{"quiet":true},"containers":[{"image":"rockylinux:9","command":"echo hi"}],"services":[{"name":"db","image":"postgres"}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`
+
+// withJobSpecHash is observed with the Job's job-spec hash set to hash.
+func withJobSpecHash(observed map[string]string, hash string) map[string]string {
+	job := map[string]any{}
+	if err := json.Unmarshal([]byte(observed["job"]), &job); err != nil {
+		panic(err)
+	}
+	job["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotationJobSpecHash] = hash
+	b, err := json.Marshal(job)
+	if err != nil {
+		panic(err)
+	}
+	out := maps.Clone(observed)
+	out["job"] = string(b)
+	return out
+}
+
+// without is observed less the resources named.
+func without(observed map[string]string, names ...string) map[string]string {
+	out := maps.Clone(observed)
+	for _, n := range names {
+		delete(out, n)
+	}
+	return out
+}
 
 func TestRunFunctionAdmission(t *testing.T) {
 	type want struct {
@@ -150,10 +179,23 @@ func TestRunFunctionAdmission(t *testing.T) {
 			want:   want{fatal: []string{"spec.flux.container.securityContext.procMount", "set it to Default"}},
 		},
 		"JobObserved": {
-			reason:   "Once the composite observes its Job, nothing is asked and nothing running is judged.",
-			observed: map[string]string{"job": `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"flux-sample","namespace":"tenant-a"}}`},
+			reason:   "Once the composite observes its own objects, the Job rendered from the spec it was admitted with, nothing is asked and nothing running is judged: the namespace became restricted since.",
+			observed: composedBy(t, xr(helloSpec, ""), ""),
 			ns:       namespace("enforce=restricted"),
 			want:     want{composed: true},
+		},
+		"JobOfAnotherSpec": {
+			reason:   "The composite's own Job, but not the one its spec renders (another job-spec hash): it is judged again, and the restricted namespace refuses it; nothing changes.",
+			observed: withJobSpecHash(composedBy(t, xr(helloSpec, ""), ""), "0123456789abcdef"),
+			ns:       namespace("enforce=restricted"),
+			want:     want{asked: true, fatal: []string{"namespace tenant-a sets Pod Security enforce=restricted:latest", "the broker pods", "nothing was composed or changed"}},
+		},
+		"ServicesPodComposedNew": {
+			reason:   "The Job runs as admitted, but the services Pod is gone (evicted, say): composing it again judges it, whatever runs; the namespace's restricted level refuses it.",
+			spec:     servicesSpec,
+			observed: without(composedBy(t, xr(servicesSpec, ""), ""), "services-pod"),
+			ns:       namespace("enforce=restricted"),
+			want:     want{asked: true, fatal: []string{"the services Pod", "nothing was composed or changed"}},
 		},
 	}
 	for name, tc := range cases {
@@ -163,13 +205,14 @@ func TestRunFunctionAdmission(t *testing.T) {
 				spec = helloSpec
 			}
 			r := req(xr(spec, ""), tc.observed, tc.input)
-			if tc.ns != nil {
-				r.RequiredResources = map[string]*fnv1.Resources{requiredNamespace: tc.ns}
-			}
-			// One call, with what Crossplane answered (or not yet).
+			// One call, with what Crossplane answered (or not yet): the
+			// Namespace as the case says, nothing else.
 			rsp, err := New(WithRandom(entropy())).RunFunction(context.Background(), r)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.ns != nil {
+				rsp = answered(t, r, rsp, map[string]*fnv1.Resources{requiredNamespace: tc.ns})
 			}
 			sel, asked := rsp.GetRequirements().GetResources()[requiredNamespace]
 			if asked != tc.want.asked {
@@ -216,6 +259,25 @@ func TestRunFunctionAdmission(t *testing.T) {
 			checkOne(t, tc.reason, "Normal result", normals, tc.want.normal)
 		})
 	}
+}
+
+// answered calls the function again with r, as Crossplane does once it
+// has found what the response rsp required: the resources of answers, and
+// nothing for every other requirement.
+func answered(t *testing.T, r *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, answers map[string]*fnv1.Resources) *fnv1.RunFunctionResponse {
+	t.Helper()
+	r.RequiredResources = map[string]*fnv1.Resources{}
+	for name := range rsp.GetRequirements().GetResources() {
+		r.RequiredResources[name] = &fnv1.Resources{}
+		if a, ok := answers[name]; ok {
+			r.RequiredResources[name] = a
+		}
+	}
+	next, err := New(WithRandom(entropy())).RunFunction(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
 }
 
 // checkOne: some message of got contains every part of want (none wanted:

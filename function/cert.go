@@ -4,8 +4,9 @@ import (
 	"encoding/base64"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/crossplane/function-sdk-go/errors"
-	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
@@ -18,15 +19,18 @@ import (
 // generated once: every later run reads it back from the observed Secret, so
 // a function restart, a Crossplane restart or a re-render never changes the
 // key that running brokers share.
-func (f *Function) curveCert(mc *v1alpha2.MiniCluster, observed map[resource.Name]resource.ObservedComposed) ([]byte, error) {
+//
+// own are the MiniCluster's own observed objects (admission.Trusted): a
+// certificate is read back only from a Secret this MiniCluster controls.
+func (f *Function) curveCert(mc *v1alpha2.MiniCluster, own map[string]*unstructured.Unstructured) ([]byte, error) {
 	if mc.Spec.Flux.CurveCertSecret != "" {
 		return nil, nil // the claim's own Secret; nothing to compose
 	}
 	if text := mc.Spec.Flux.CurveCert; text != "" {
 		return []byte(text), nil // the claim's own, checked by plan.New
 	}
-	if o, ok := observed[render.KeyCurveCert]; ok {
-		if data, ok := secretData(o.Resource.Object); ok {
+	if o, ok := own[render.KeyCurveCert]; ok {
+		if data, ok := secretData(o.Object); ok {
 			if text, err := base64.StdEncoding.DecodeString(strings.TrimSpace(data)); err == nil && f.validCert(text) {
 				return text, nil
 			}
@@ -34,7 +38,7 @@ func (f *Function) curveCert(mc *v1alpha2.MiniCluster, observed map[resource.Nam
 		// The observed Secret was emptied or edited into something Flux
 		// cannot read. A new key is the only way forward; pods restarted
 		// from here on use it.
-		f.log.Info("Observed CURVE Secret has no valid certificate; generating a new one", "secret", o.Resource.GetName())
+		f.log.Info("Observed CURVE Secret has no valid certificate; generating a new one", "secret", o.GetName())
 	}
 	c, err := curve.Generate(f.rand, curve.KV{Key: "name", Value: mc.Name}, curve.KV{Key: "keygen.hostname", Value: mc.Name + "-0"})
 	if err != nil {

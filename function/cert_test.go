@@ -78,6 +78,7 @@ func TestUserCurveCertOnePass(t *testing.T) {
 			x := xr(specWith(t, tc.flux), "")
 			if tc.name != "" {
 				x = strings.Replace(x, `"crossplane.io/claim-name":"flux-sample"`, `"crossplane.io/claim-name":"`+tc.name+`"`, 1)
+				x = strings.Replace(x, `"name":"flux-sample","namespace":"tenant-a"`, `"name":"`+tc.name+`","namespace":"tenant-a"`, 1)
 			}
 			rsp := run(t, req(x, nil, ""))
 			var fatal []string

@@ -1,6 +1,7 @@
 package function
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -72,8 +73,8 @@ func TestRunFunctionForeignObjects(t *testing.T) {
 		want     want
 	}{
 		"FirstCall": {
-			reason: "Before Crossplane answers, the function asks for an object of each composed name and composes as usual.",
-			want:   want{requirements: hello, composed: true},
+			reason: "Before Crossplane answers, the function asks for an object of each composed name and composes nothing: Crossplane calls again at once with the answers and uses only that response.",
+			want:   want{requirements: hello, composed: false},
 		},
 		"NothingThere": {
 			reason:   "Crossplane found none of them: compose.",
@@ -132,7 +133,7 @@ func TestRunFunctionForeignObjects(t *testing.T) {
 		},
 		"JobObserved": {
 			reason:   "Once the composite observes an object, nothing is asked for it: a running MiniCluster's reconciles cost nothing extra.",
-			observed: map[string]string{"job": `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"flux-sample","namespace":"tenant-a"}}`, "service": `{"apiVersion":"v1","kind":"Service","metadata":{"name":"flux-sample","namespace":"tenant-a"}}`, "entrypoint": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"flux-sample-entrypoint","namespace":"tenant-a"}}`, "curve-cert": `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"flux-sample-curve-cert","namespace":"tenant-a"}}`},
+			observed: composedBy(t, xr(helloSpec, ""), ""),
 			want:     want{composed: true},
 		},
 	}
@@ -143,11 +144,13 @@ func TestRunFunctionForeignObjects(t *testing.T) {
 				spec = helloSpec
 			}
 			r := req(xr(spec, ""), tc.observed, "")
-			r.GetObserved().GetComposite().GetResource().GetFields()["metadata"].GetStructValue().GetFields()["uid"] = resource.MustStructJSON(`{"v":"` + xrUID + `"}`).GetFields()["v"]
-			if tc.required != nil {
-				r.RequiredResources = tc.required
+			rsp, err := New(WithRandom(entropy())).RunFunction(context.Background(), r)
+			if err != nil {
+				t.Fatal(err)
 			}
-			rsp := run(t, r)
+			if tc.required != nil {
+				rsp = answered(t, r, rsp, tc.required)
+			}
 			// Other concerns add requirements of their own.
 			got := map[string]*fnv1.ResourceSelector{}
 			for k, v := range rsp.GetRequirements().GetResources() {

@@ -12,30 +12,30 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
-	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
+	"github.com/flux-framework/minicluster-crossplane/internal/admission"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
-	"github.com/flux-framework/minicluster-crossplane/internal/policy"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
@@ -49,7 +49,7 @@ const (
 
 	// ReasonPolicy is the reason of Valid=False when the platform's
 	// policy refuses the claim.
-	ReasonPolicy = "Policy"
+	ReasonPolicy = admission.ReasonPolicy
 )
 
 // Function composes MiniClusters.
@@ -104,8 +104,9 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	return rsp, nil
 }
 
-// run is RunFunction, one step a line: read the MiniCluster, plan it,
-// render its objects, check them against the cluster, compose them, and
+// run is RunFunction, one step a line: read the MiniCluster, sort what
+// Crossplane observes into its own objects and the rest, plan it, render
+// its objects, have the admission room judge them, compose them, and
 // report its status.
 func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) error {
 	in, err := input(req)
@@ -129,46 +130,49 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 	if err != nil {
 		return errors.Wrap(err, "cannot get observed composed resources")
 	}
-	o := observedOf(xr, observed)
+	self := admission.Self{
+		UID: string(oxr.Resource.GetUID()), Kind: oxr.Resource.GetKind(), Name: oxr.Resource.GetName(),
+		Namespaced: oxr.Resource.GetNamespace() != "", MiniCluster: mc.Name, Namespace: ns,
+	}
+	trust := admission.Trusted(self, observedObjects(observed))
 
-	// A MiniCluster Kueue admitted keeps the size it was admitted with
-	// (observe.KeepAdmittedSize says why): it is planned at that size.
-	admitted := observe.KeepAdmittedSize(mc, o.Job)
-	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets})
+	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets, AdmittedSize: trust.AdmittedSize()})
 	if len(errs) > 0 {
 		return invalid(FormatErrors(errs))
 	}
-	platform := append(append([]v1alpha2.Toleration(nil), in.Defaults.Tolerations...), pol.Tolerations.Enforced...)
-	if rs := policy.Check(pol, mc, platform, runningPods(o.Job)); len(rs) > 0 {
-		return refused(rs.Error())
-	}
-	cert, err := f.curveCert(mc, observed)
+	cert, err := f.curveCert(mc, trust.Own)
 	if err != nil {
 		return invalid(err.Error())
 	}
-	scaled, clamped := observe.Scaled(p, admitted)
+	objs := render.Render(render.Input{Plan: p, CurveCert: cert})
+	desired, err := toDesired(objs, trust.Own[render.KeyJob])
+	if err != nil {
+		return err
+	}
+	d := admission.Decide(admission.Input{
+		Policy: pol, Defaults: in.Defaults, Self: self, Plan: p, Objects: objs,
+		JobSpecHash: desired.jobSpecHash, Trust: trust, Answer: answerFrom(req),
+	})
+	if err := report(rsp, d); err != nil {
+		return err
+	}
+
+	scaled, clamped := observe.Scaled(p)
 	if clamped != "" {
 		response.Warning(rsp, errors.New(clamped)).TargetCompositeAndClaim()
 	}
 	writeConditions(rsp, scaled)
-
-	objs := render.Render(render.Input{Plan: p, CurveCert: cert})
-	if err := foreignObjects(req, rsp, p, objs, observed, string(oxr.Resource.GetUID())); err != nil {
-		return err
-	}
 	for _, w := range plan.Warnings(mc) {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
 	if p.CleanedUp {
 		response.Normalf(rsp, "MiniCluster finished (%s); spec.cleanup removed its pods", mc.Status.Phase).TargetCompositeAndClaim()
 	}
-	if err := admit(req, rsp, pol, in.Defaults.ImagePullSecrets, p, objs, observed); err != nil {
-		return err
-	}
-	keys, earlierReady, err := compose(req, rsp, p, objs, observed)
+	keys, earlierReady, err := compose(req, rsp, desired)
 	if err != nil {
 		return err
 	}
+	o := observedOf(xr, trust.Own)
 	if err := readForStatus(req, rsp, p, &o, f.now()); err != nil {
 		return err
 	}
@@ -180,6 +184,62 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 	response.ConditionTrue(rsp, ConditionValid, "Valid").TargetCompositeAndClaim()
 	f.log.Debug("Composed MiniCluster", "xr", oxr.Resource.GetName(), "namespace", ns, "size", p.Size, "maximumSize", p.MaximumSize, "phase", report.Status.Phase)
 	return nil
+}
+
+// report asks Crossplane for what the admission room looks up, and says
+// what it decided: its Pod Security warnings and audits, and, when it did
+// not let the MiniCluster be composed, why (a refusal) or that it waits
+// for Crossplane's answers.
+func report(rsp *fnv1.RunFunctionResponse, d admission.Decision) error {
+	for _, l := range d.Lookups {
+		sel := &fnv1.ResourceSelector{ApiVersion: l.APIVersion, Kind: l.Kind, Match: &fnv1.ResourceSelector_MatchName{MatchName: l.Object}}
+		if l.Namespace != "" {
+			sel.Namespace = ptr.To(l.Namespace)
+		}
+		require(rsp, l.Name, sel)
+	}
+	switch {
+	case d.Waiting:
+		return errWaiting
+	case d.Refused != nil:
+		return &invalidError{reason: d.Refused.Reason, msg: d.Refused.Message}
+	}
+	for _, w := range d.Warnings {
+		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
+	}
+	for _, a := range d.Audits {
+		response.Normal(rsp, a).TargetCompositeAndClaim()
+	}
+	return nil
+}
+
+// answerFrom reads what Crossplane answered to a lookup from req.
+func answerFrom(req *fnv1.RunFunctionRequest) func(string) ([]*unstructured.Unstructured, bool) {
+	return func(name string) ([]*unstructured.Unstructured, bool) {
+		found, answered, err := request.GetRequiredResource(req, name)
+		if err != nil || !answered {
+			// An answer that does not decode is no answer: nothing is
+			// composed until Crossplane sends one that does.
+			return nil, false
+		}
+		out := make([]*unstructured.Unstructured, 0, len(found))
+		for _, r := range found {
+			out = append(out, r.Resource)
+		}
+		return out, true
+	}
+}
+
+// observedObjects are the observed composed resources by composition
+// resource name.
+func observedObjects(observed map[resource.Name]resource.ObservedComposed) map[string]*unstructured.Unstructured {
+	out := make(map[string]*unstructured.Unstructured, len(observed))
+	for name, o := range observed {
+		if o.Resource != nil {
+			out[string(name)] = &o.Resource.Unstructured
+		}
+	}
+	return out
 }
 
 // input is the function input of the Composition's pipeline step.
@@ -206,16 +266,16 @@ func (f *Function) miniCluster(ctx context.Context, req *fnv1.RunFunctionRequest
 	if errs := f.specs.check(ctx, req.GetObserved().GetComposite().GetResource().GetFields()["spec"], xr); len(errs) > 0 {
 		return nil, "", invalid(FormatErrors(errs))
 	}
+	if r := admission.Composite(xr); r != nil {
+		return nil, "", &invalidError{reason: r.Reason, msg: r.Message}
+	}
 	mc, ns, err := Decode(xr)
 	if err != nil {
 		return nil, "", invalid(err.Error())
 	}
-	if msg := pinnedRevision(xr); msg != "" {
-		return nil, "", refused(msg)
-	}
 	claimView := mc.Spec.Flux.Container.Image
 	v1alpha2.SetDefaults(mc, in.Defaults.PlatformDefaults())
-	if rs := policy.Enforce(pol, mc); len(rs) > 0 {
+	if rs := admission.Enforce(pol, mc); len(rs) > 0 {
 		return nil, "", refused(rs.Error())
 	}
 	if w := chooseView(mc, claimView, in.Defaults); w != "" {
@@ -224,12 +284,42 @@ func (f *Function) miniCluster(ctx context.Context, req *fnv1.RunFunctionRequest
 	return mc, ns, nil
 }
 
-// compose sets the desired composed resources: objs, and those of earlier
-// pipeline steps, which are kept (objs replace any of the same name). It
-// returns the keys of objs, and whether the resources of earlier steps are
+// rendered are the rendered objects as desired composed resources, in
+// render order, with the hash of the Job's immutable spec as rendered.
+type rendered struct {
+	keys        []string
+	objects     []*composed.Unstructured
+	jobSpecHash string
+}
+
+// toDesired converts objs into desired composed resources. The Job keeps
+// the immutable spec of the running one, job, when the function would now
+// render another (keepRunningJobSpec).
+func toDesired(objs []render.Object, job *unstructured.Unstructured) (rendered, error) {
+	r := rendered{keys: make([]string, 0, len(objs)), objects: make([]*composed.Unstructured, 0, len(objs))}
+	for _, o := range objs {
+		u, err := toComposed(o.Object)
+		if err != nil {
+			return r, errors.Wrapf(err, "cannot convert %s to a composed resource", o)
+		}
+		stampVersion(u)
+		if o.Name == render.KeyJob {
+			if r.jobSpecHash, err = keepRunningJobSpec(u, job); err != nil {
+				return r, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one")
+			}
+		}
+		r.keys = append(r.keys, o.Name)
+		r.objects = append(r.objects, u)
+	}
+	return r, nil
+}
+
+// compose sets the desired composed resources: r, and those of earlier
+// pipeline steps, which are kept (r's replace any of the same name). It
+// returns the keys of r, and whether the resources of earlier steps are
 // ready: they count towards the MiniCluster's readiness as Crossplane
 // counts them.
-func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *plan.Plan, objs []render.Object, observed map[resource.Name]resource.ObservedComposed) ([]string, bool, error) {
+func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, r rendered) ([]string, bool, error) {
 	desired, err := request.GetDesiredComposedResources(req)
 	if err != nil {
 		return nil, false, errors.Wrap(err, "cannot get desired composed resources")
@@ -238,27 +328,15 @@ func compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, p *pla
 	for _, d := range desired {
 		earlierReady = earlierReady && d.Ready == resource.ReadyTrue
 	}
-	keys := make([]string, 0, len(objs))
-	for _, o := range objs {
-		u, err := toComposed(o.Object)
-		if err != nil {
-			return nil, false, errors.Wrapf(err, "cannot convert %s to a composed resource", o)
-		}
-		stampVersion(u)
-		if o.Name == render.KeyJob {
-			if err := keepRunningJobSpec(u, observed[resource.Name(o.Name)]); err != nil {
-				return nil, false, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one")
-			}
-		}
+	for i, u := range r.objects {
 		// Every composed object is reported ready: the MiniCluster's
 		// readiness is reported on the composite (writeStatus).
-		desired[resource.Name(o.Name)] = &resource.DesiredComposed{Resource: u, Ready: resource.ReadyTrue}
-		keys = append(keys, o.Name)
+		desired[resource.Name(r.keys[i])] = &resource.DesiredComposed{Resource: u, Ready: resource.ReadyTrue}
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {
 		return nil, false, errors.Wrap(err, "cannot set desired composed resources")
 	}
-	return keys, earlierReady, nil
+	return r.keys, earlierReady, nil
 }
 
 // writeStatus writes what observe reported: the composite's status and
@@ -331,7 +409,7 @@ func refused(msg string) error {
 	if !strings.Contains(msg, "nothing was composed or changed") {
 		msg += "; nothing was composed or changed"
 	}
-	return &invalidError{reason: ReasonPolicy, msg: msg}
+	return &invalidError{reason: admission.ReasonPolicy, msg: msg}
 }
 
 // fail reports what stopped a composition run.
@@ -344,39 +422,6 @@ func fail(rsp *fnv1.RunFunctionResponse, err error) {
 	if errors.As(err, &inv) {
 		response.ConditionFalse(rsp, ConditionValid, inv.reason).WithMessage(inv.msg).TargetCompositeAndClaim()
 	}
-}
-
-// pinnedRevision refuses a MiniCluster that picks its own revision of the
-// Composition. The XRDs enforce the Composition, whose function input is
-// the platform's policy; a revision pinned by hand (compositionUpdatePolicy
-// Manual with a compositionRevisionRef) or picked by labels
-// (compositionRevisionSelector, e.g. an old revision's hash) would run the
-// Composition's input of another time, such as a policy since tightened.
-// Crossplane keeps these fields at the top of a claim's spec (and copies
-// them to its composite), and under spec.crossplane of a v2 composite.
-func pinnedRevision(xr map[string]any) string {
-	for _, base := range [][]string{{"spec"}, {"spec", "crossplane"}} {
-		path := strings.Join(base, ".")
-		if p, _, _ := unstructured.NestedString(xr, append(base, "compositionUpdatePolicy")...); p == "Manual" {
-			return fmt.Sprintf("%s.compositionUpdatePolicy: refused by the platform's policy (the Composition the XRD enforces): Manual keeps a revision of the Composition, and of its policy, that the platform may since have replaced; remove it (Automatic follows the platform's Composition)", path)
-		}
-		if sel, ok, _ := unstructured.NestedFieldNoCopy(xr, append(base, "compositionRevisionSelector")...); ok && sel != nil {
-			return fmt.Sprintf("%s.compositionRevisionSelector: refused by the platform's policy (the Composition the XRD enforces): a selector can pick an earlier revision of the Composition, and of its policy; remove it", path)
-		}
-	}
-	return ""
-}
-
-// runningPods is the number of pods the observed Job runs (its
-// parallelism), 0 when there is no Job yet.
-func runningPods(job *batchv1.Job) int32 {
-	switch {
-	case job == nil:
-		return 0
-	case job.Spec.Parallelism != nil && *job.Spec.Parallelism > 0:
-		return *job.Spec.Parallelism
-	}
-	return 1
 }
 
 // FormatErrors joins field errors into one message, each naming its field.

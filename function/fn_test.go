@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -29,11 +31,23 @@ import (
 )
 
 // xr is a hello-world composite resource created by claim flux-sample in
-// namespace tenant-a, with extra spec YAML merged in.
+// namespace tenant-a, with the spec JSON specYAML and the claim reference
+// Crossplane's claim controller sets.
 func xr(specYAML string, status string) string {
+	spec := map[string]any{}
+	if err := json.Unmarshal([]byte(specYAML), &spec); err != nil {
+		panic(err)
+	}
+	if _, ok := spec["claimRef"]; !ok {
+		spec["claimRef"] = map[string]any{"apiVersion": "flux-framework.org/v1alpha2", "kind": "MiniCluster", "name": "flux-sample", "namespace": "tenant-a"}
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		panic(err)
+	}
 	s := `{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster",
-"metadata":{"name":"flux-sample-x7k2p","labels":{"crossplane.io/claim-name":"flux-sample","crossplane.io/claim-namespace":"tenant-a"}},
-"spec":` + specYAML
+"metadata":{"name":"flux-sample-x7k2p","uid":"` + xrUID + `","labels":{"crossplane.io/claim-name":"flux-sample","crossplane.io/claim-namespace":"tenant-a"}},
+"spec":` + string(b)
 	if status != "" {
 		s += `,"status":` + status
 	}
@@ -46,6 +60,7 @@ const helloSpec = `{"size":4,"logging":{"quiet":true},"containers":[{"image":"ro
 // resources of observed (composition resource name -> JSON) and the input
 // JSON (none when "").
 func req(xrJSON string, observed map[string]string, input string) *fnv1.RunFunctionRequest {
+	composite := &unstructured.Unstructured{Object: resource.MustStructJSON(xrJSON).AsMap()}
 	var objs []*unstructured.Unstructured
 	for name, j := range observed {
 		o := &unstructured.Unstructured{Object: resource.MustStructJSON(j).AsMap()}
@@ -55,21 +70,58 @@ func req(xrJSON string, observed map[string]string, input string) *fnv1.RunFunct
 		}
 		ann[driver.AnnotationResourceName] = name
 		o.SetAnnotations(ann)
+		if _, set, _ := unstructured.NestedFieldNoCopy(o.Object, "metadata", "ownerReferences"); !set {
+			// Crossplane composed it: the composite controls it. A test
+			// of another owner (or none) sets its own.
+			o.SetOwnerReferences([]metav1.OwnerReference{driver.ControllerOf(composite)})
+		}
 		objs = append(objs, o)
 	}
 	var in map[string]any
 	if input != "" {
 		in = resource.MustStructJSON(input).AsMap()
 	}
-	r, err := driver.Request(&unstructured.Unstructured{Object: resource.MustStructJSON(xrJSON).AsMap()}, objs, in)
+	r, err := driver.Request(composite, objs, in)
 	if err != nil {
 		panic(err)
 	}
 	return r
 }
 
-// deterministic entropy, so generated keys are stable in tests.
-func entropy() *bytes.Reader { return bytes.NewReader(bytes.Repeat([]byte{7}, 64)) }
+// composedBy is what the function composes for the composite xrJSON
+// with the input JSON ("" for none) on a cluster that holds nothing else,
+// as observed resources (composition resource name -> JSON) of the next
+// run: Crossplane composed them, so req makes the composite their
+// controller.
+func composedBy(t *testing.T, xrJSON, input string) map[string]string {
+	t.Helper()
+	rsp := run(t, req(xrJSON, nil, input))
+	out := map[string]string{}
+	for name, r := range rsp.GetDesired().GetResources() {
+		b, err := json.Marshal(r.GetResource().AsMap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = string(b)
+	}
+	if len(out) == 0 {
+		t.Fatalf("nothing composed: %v", rsp.GetResults())
+	}
+	return out
+}
+
+// entropy is deterministic, so generated keys are stable in tests, and
+// endless: a run that looks something up calls the function twice.
+func entropy() io.Reader { return sevens{} }
+
+type sevens struct{}
+
+func (sevens) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 7
+	}
+	return len(p), nil
+}
 
 func run(t *testing.T, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	t.Helper()
@@ -130,9 +182,9 @@ func TestRunFunctionFatal(t *testing.T) {
 			want:   []string{"spec.containers[0].command", "quote"},
 		},
 		"NoClaim": {
-			reason: "A composite without a claim has no namespace to compose into.",
+			reason: "A claim-shape composite without a claim reference was made by hand: any tenant's claim could bind it.",
 			xr:     `{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"lonely"},"spec":` + helloSpec + `}`,
-			want:   []string{"lonely", "no claim"},
+			want:   []string{"XMiniCluster lonely was not made by a MiniCluster claim", "spec.claimRef"},
 		},
 		"ReservedVolumeName": {
 			reason: "A user volume may not take a name the MiniCluster uses itself.",
@@ -341,9 +393,9 @@ func TestRunFunctionScaling(t *testing.T) {
 func observedWithJob(job string) map[string]string {
 	return map[string]string{
 		"job":        job,
-		"service":    `{"apiVersion":"v1","kind":"Service","metadata":{"name":"flux-sample"}}`,
-		"entrypoint": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"flux-sample"}}`,
-		"curve-cert": `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"flux-sample-curve-cert"}}`,
+		"service":    `{"apiVersion":"v1","kind":"Service","metadata":{"name":"flux-sample","namespace":"tenant-a"}}`,
+		"entrypoint": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"flux-sample","namespace":"tenant-a"}}`,
+		"curve-cert": `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"flux-sample-curve-cert","namespace":"tenant-a"}}`,
 	}
 }
 

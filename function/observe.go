@@ -35,20 +35,21 @@ const (
 	labelKueueJobUID = "kueue.x-k8s.io/job-uid"
 )
 
-// observedOf converts what the composite observes, once: the composed
-// objects observe reads, and the Finished condition the composite has.
-func observedOf(xr map[string]any, observed map[resource.Name]resource.ObservedComposed) observe.Observed {
+// observedOf converts what the composite observes of its own objects
+// (admission.Trusted), once: the composed objects observe reads, and the
+// Finished condition the composite has.
+func observedOf(xr map[string]any, own map[string]*unstructured.Unstructured) observe.Observed {
 	o := observe.Observed{Composed: map[string]bool{}}
-	for name, oc := range observed {
-		if oc.Resource != nil {
-			o.Composed[string(name)] = true
-		}
+	for name := range own {
+		o.Composed[name] = true
 	}
-	o.Job = observedJob(observed)
-	if svc := (&corev1.Service{}); convertObserved(observed[render.KeyLeadBroker], svc) {
+	if job := (&batchv1.Job{}); convertObserved(own[render.KeyJob], job) {
+		o.Job = job
+	}
+	if svc := (&corev1.Service{}); convertObserved(own[render.KeyLeadBroker], svc) {
 		o.LeadBroker = svc
 	}
-	if pod := (&corev1.Pod{}); convertObserved(observed[render.KeyServicesPod], pod) {
+	if pod := (&corev1.Pod{}); convertObserved(own[render.KeyServicesPod], pod) {
 		o.ServicesPod = pod
 	}
 	if c := observedCondition(xr, observe.ConditionFinished); c != nil {
@@ -170,20 +171,10 @@ func writeConditions(rsp *fnv1.RunFunctionResponse, cs ...observe.Condition) {
 	}
 }
 
-// observedJob is the observed Job, or nil when there is none or it does
-// not convert.
-func observedJob(observed map[resource.Name]resource.ObservedComposed) *batchv1.Job {
-	job := &batchv1.Job{}
-	if !convertObserved(observed[render.KeyJob], job) {
-		return nil
-	}
-	return job
-}
-
 // convertObserved converts an observed composed resource into a typed
 // object, false when it was not observed or does not convert.
-func convertObserved(o resource.ObservedComposed, into any) bool {
-	return o.Resource != nil && runtime.DefaultUnstructuredConverter.FromUnstructured(o.Resource.UnstructuredContent(), into) == nil
+func convertObserved(o *unstructured.Unstructured, into any) bool {
+	return o != nil && runtime.DefaultUnstructuredConverter.FromUnstructured(o.UnstructuredContent(), into) == nil
 }
 
 // observedCondition is the condition of type typ of the composite xr as

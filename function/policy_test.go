@@ -42,7 +42,8 @@ const allowed = "minicluster.flux-framework.org/allowed=true"
 // unless an input says otherwise.
 func TestRunFunctionPolicy(t *testing.T) {
 	type want struct {
-		refused []string // parts of the refusal (Fatal and Valid=False, reason Policy); none: composed
+		refused []string // parts of the refusal (Fatal and Valid=False); none: composed
+		reason  string   // of Valid=False; "" for Policy
 	}
 	cases := map[string]struct {
 		reason   string
@@ -172,10 +173,24 @@ func TestRunFunctionPolicy(t *testing.T) {
 			cluster: []*unstructured.Unstructured{object("Secret", "db"), object("ServiceAccount", "builder")},
 		},
 		"RunningKeepsRunning": {
-			reason:   "A running MiniCluster that a tighter policy would now refuse keeps running: its pods were admitted; nothing is asked and nothing is torn down.",
+			reason: "A running MiniCluster that a tighter policy would now refuse keeps running: its pods were admitted; nothing is asked and nothing is torn down.",
+			spec:   `{"size":2,"pod":{"automountServiceAccountToken":true},"containers":[{"image":"x","command":"hostname"}]}`,
+			status: `{"maximumSize":2}`,
+			observed: composedBy(t, xr(`{"size":2,"pod":{"automountServiceAccountToken":true},"containers":[{"image":"x","command":"hostname"}]}`, ""),
+				`{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","policy":{"serviceAccounts":{"automountToken":true}}}`),
+		},
+		"RunningJobOfAnotherSpec": {
+			reason:   "The composite's own Job, but not one this spec renders (no job-spec hash of it: a Job from another time): nothing vouches that it was admitted, so it is judged by today's policy, and refused; nothing changes.",
 			spec:     `{"size":2,"pod":{"automountServiceAccountToken":true},"containers":[{"image":"x","command":"hostname"}]}`,
 			status:   `{"maximumSize":2}`,
 			observed: map[string]string{"job": `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"flux-sample","namespace":"tenant-a"},"spec":{"parallelism":2}}`},
+			want:     want{refused: []string{"spec.pod.automountServiceAccountToken: refused by the platform's policy (policy.serviceAccounts.automountToken)"}},
+		},
+		"OrphanedJob": {
+			reason:   "A Job that no composite controls (a MiniCluster deleted with --cascade=orphan, named again in resourceRefs) is not this MiniCluster's: refused before anything is judged or composed, and not adopted.",
+			spec:     `{"size":2,"containers":[{"image":"x","command":"hostname"}]}`,
+			observed: map[string]string{"job": `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"flux-sample","namespace":"tenant-a","ownerReferences":[]},"spec":{"parallelism":2}}`},
+			want:     want{reason: "ForeignObject", refused: []string{"Job tenant-a/flux-sample (composition resource job) has no controller", "adopts none"}},
 		},
 		"RunningScaledAbove": {
 			reason:   "A running MiniCluster scaled above the policy's maximum: the new size is refused, what runs stays.",
@@ -222,8 +237,12 @@ func TestRunFunctionPolicy(t *testing.T) {
 				}
 				return
 			}
-			if reason != ReasonPolicy {
-				t.Errorf("%s\nValid=False reason %q, want %q (message %q)", tc.reason, reason, ReasonPolicy, valid)
+			wantReason := tc.want.reason
+			if wantReason == "" {
+				wantReason = ReasonPolicy
+			}
+			if reason != wantReason {
+				t.Errorf("%s\nValid=False reason %q, want %q (message %q)", tc.reason, reason, wantReason, valid)
 			}
 			if len(rsp.GetDesired().GetResources()) > 0 {
 				t.Errorf("%s\nrefused, but composed %d resources", tc.reason, len(rsp.GetDesired().GetResources()))

@@ -2,6 +2,9 @@ package function
 
 import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/admission"
+	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
 // require asks Crossplane for existing resources the function needs to
@@ -18,3 +21,12 @@ func require(rsp *fnv1.RunFunctionResponse, name string, sel *fnv1.ResourceSelec
 	}
 	rsp.Requirements.Resources[name] = sel
 }
+
+// Names of the admission room's lookups, as the function requires them.
+const (
+	requiredNamespace      = admission.LookupNamespace
+	requiredServiceAccount = admission.LookupServiceAccount
+	requiredSecret         = admission.LookupSecret
+	requiredExisting       = admission.LookupExisting
+	requiredJob            = requiredExisting + render.KeyJob
+)

@@ -180,7 +180,8 @@ func TestRunFunctionShapes(t *testing.T) {
 			for _, reconcile := range []string{"first", "steady"} {
 				rsps := map[string]*fnv1.RunFunctionResponse{}
 				for shape, xr := range map[string]map[string]any{"claims": claims, "v2": v2} {
-					req, err := driver.Request(&unstructured.Unstructured{Object: xr}, observed, e.input)
+					composite := &unstructured.Unstructured{Object: xr}
+					req, err := driver.Request(composite, driver.ComposedFor(observed, composite), e.input)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -7,13 +7,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/crossplane/function-sdk-go/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 )
 
 // AnnotationJobSpecHash names, on the composed Job, a hash of the
 // immutable part of the Job spec the function rendered for it.
-const AnnotationJobSpecHash = "minicluster.flux-framework.org/job-spec-hash"
+const AnnotationJobSpecHash = v1alpha2.AnnotationJobSpecHash
 
 // immutableJobFields are the Job spec fields the API server refuses to
 // change once the Job exists (k8s.io/kubernetes
@@ -32,31 +35,33 @@ var immutableJobFields = []string{"template", "podFailurePolicy", "successPolicy
 // The hash of the rendered fields, kept on the Job, tells the two apart
 // without comparing with what the API server defaulted: while it is the
 // same, the rendered spec is applied unchanged (a no-op), so this costs a
-// running MiniCluster nothing.
-func keepRunningJobSpec(desired *composed.Unstructured, observed resource.ObservedComposed) error {
+// running MiniCluster nothing. It returns the hash of what was rendered,
+// which the admission room compares with the running Job's. running is
+// the MiniCluster's own Job, nil when there is none.
+func keepRunningJobSpec(desired *composed.Unstructured, running *unstructured.Unstructured) (string, error) {
 	spec, found := nestedMap(desired.Object, "spec")
 	if !found {
-		return nil
+		return "", nil
 	}
 	hash, err := immutableHash(spec)
 	if err != nil {
-		return err
+		return "", err
 	}
-	running, found := map[string]any(nil), false
-	if observed.Resource != nil {
-		running, found = nestedMap(observed.Resource.Object, "spec")
+	var runningSpec map[string]any
+	if running != nil {
+		runningSpec, found = nestedMap(running.Object, "spec")
 	}
-	if !found {
+	if running == nil || !found {
 		setAnnotation(desired, AnnotationJobSpecHash, hash)
-		return nil
+		return hash, nil
 	}
-	was := observed.Resource.GetAnnotations()[AnnotationJobSpecHash]
+	was := running.GetAnnotations()[AnnotationJobSpecHash]
 	if was == hash {
 		setAnnotation(desired, AnnotationJobSpecHash, hash)
-		return nil
+		return hash, nil
 	}
 	for _, f := range immutableJobFields {
-		if v, ok := running[f]; ok {
+		if v, ok := runningSpec[f]; ok {
 			spec[f] = runtime.DeepCopyJSONValue(v)
 		} else {
 			delete(spec, f) // the running Job never had it: adding it would be a change
@@ -65,7 +70,7 @@ func keepRunningJobSpec(desired *composed.Unstructured, observed resource.Observ
 	if was != "" {
 		setAnnotation(desired, AnnotationJobSpecHash, was)
 	}
-	return nil
+	return hash, nil
 }
 
 // immutableHash is a stable hash of the immutable fields of a rendered Job

@@ -6,7 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 )
 
@@ -76,11 +75,11 @@ func TestKeepRunningJobSpec(t *testing.T) {
 				spec = renderedSpec(rendered)
 			}
 			desired := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: job(spec, nil)}}
-			var observed resource.ObservedComposed
+			var observed *unstructured.Unstructured
 			if tc.observed != nil {
-				observed.Resource = &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: tc.observed}}
+				observed = &unstructured.Unstructured{Object: tc.observed}
 			}
-			if err := keepRunningJobSpec(desired, observed); err != nil {
+			if _, err := keepRunningJobSpec(desired, observed); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, desired.Object); diff != "" {

@@ -91,7 +91,8 @@ func RunComposite(ctx context.Context, fn Runner, xr *unstructured.Unstructured,
 		return nil, err
 	}
 	cert, _, _ := unstructured.NestedString(xr.Object, "spec", "flux", "curveCert")
-	return ReadResponse(rsp, cert)
+	controller := ControllerOf(xr)
+	return readResponse(rsp, cert, &controller)
 }
 
 // maxRequirementsIterations is how often Crossplane calls a function again

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -33,6 +34,13 @@ type Output struct {
 // ReadResponse reads the function's response. cert is the claim's
 // spec.flux.curveCert: no result or condition message repeats a piece of it.
 func ReadResponse(rsp *fnv1.RunFunctionResponse, cert string) (*Output, error) {
+	return readResponse(rsp, cert, nil)
+}
+
+// readResponse is ReadResponse that, with a controller, sets it on every
+// composed object as Crossplane does when it applies them: fed back as
+// observed state, they are the composite's own.
+func readResponse(rsp *fnv1.RunFunctionResponse, cert string, controller *metav1.OwnerReference) (*Output, error) {
 	out := &Output{}
 	for _, r := range rsp.GetResults() {
 		sev := strings.TrimPrefix(r.GetSeverity().String(), "SEVERITY_")
@@ -65,6 +73,9 @@ func ReadResponse(rsp *fnv1.RunFunctionResponse, cert string) (*Output, error) {
 		}
 		ann[AnnotationResourceName] = name
 		u.SetAnnotations(ann)
+		if controller != nil {
+			u.SetOwnerReferences([]metav1.OwnerReference{*controller})
+		}
 		out.Objects = append(out.Objects, u)
 		b, err := yaml.Marshal(u.Object)
 		if err != nil {

@@ -3,8 +3,12 @@ package driver
 import (
 	"fmt"
 
+	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -30,6 +34,9 @@ func Request(xr *unstructured.Unstructured, observed []*unstructured.Unstructure
 		Desired:  &fnv1.State{},
 	}
 	oxr := xr.UnstructuredContent()
+	if xr.GetUID() == "" {
+		oxr = withUID(oxr, CompositeUID(xr))
+	}
 	for _, obs := range observed {
 		if k := obs.GetKind(); (k == v1alpha2.ClaimKind || k == v1alpha2.CompositeKind) && obs.GetName() == xr.GetName() {
 			if st, ok := obs.Object["status"]; ok {
@@ -72,10 +79,54 @@ func Request(xr *unstructured.Unstructured, observed []*unstructured.Unstructure
 	return req, nil
 }
 
+// CompositeUID is the uid of xr, or, for a composite that never met an
+// API server, the uid `crossplane composition render` gives it (a name-based
+// UUID of its kind, namespace and name): the function trusts an observed
+// object only when this composite controls it, so a render fed its own
+// output back must name the same composite every time.
+func CompositeUID(xr *unstructured.Unstructured) string {
+	if uid := xr.GetUID(); uid != "" {
+		return string(uid)
+	}
+	gvk := xr.GroupVersionKind()
+	return uuid.NewSHA1(uuid.Nil, []byte(gvk.String()+"\x00"+xr.GetNamespace()+"\x00"+xr.GetName())).String()
+}
+
+// ControllerOf is the controller reference Crossplane puts on every
+// object it composes for xr.
+func ControllerOf(xr *unstructured.Unstructured) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: xr.GetAPIVersion(), Kind: xr.GetKind(), Name: xr.GetName(), UID: types.UID(CompositeUID(xr)),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+func withUID(xr map[string]any, uid string) map[string]any {
+	out := shallowCopy(xr)
+	md, _ := xr["metadata"].(map[string]any)
+	md = shallowCopy(md)
+	md["uid"] = uid
+	out["metadata"] = md
+	return out
+}
+
 func shallowCopy(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		out[k] = v
+	}
+	return out
+}
+
+// ComposedFor is objs as Crossplane keeps the objects it composed for xr:
+// copies controlled by xr. A test that feeds one shape's output to another
+// shape's composite makes each the composite's own.
+func ComposedFor(objs []*unstructured.Unstructured, xr *unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		c := o.DeepCopy()
+		c.SetOwnerReferences([]metav1.OwnerReference{ControllerOf(xr)})
+		out = append(out, c)
 	}
 	return out
 }

@@ -18,6 +18,13 @@ func TestRequest(t *testing.T) {
 		return obj(map[string]any{"apiVersion": "flux-framework.org/v1alpha2", "kind": "XMiniCluster", "metadata": map[string]any{"name": "a"}, "spec": map[string]any{"size": int64(2)}})
 	}
 	desired := &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a"}}`)}}
+	// A composite that never met an API server gets the uid crossplane
+	// composition render gives it, so that what it composes is its own
+	// when fed back.
+	uid := CompositeUID(xr())
+	if uid == "" || uid != CompositeUID(xr()) {
+		t.Fatalf("CompositeUID is %q, and not the same twice", uid)
+	}
 	type args struct {
 		observed []*unstructured.Unstructured
 		input    map[string]any
@@ -31,7 +38,7 @@ func TestRequest(t *testing.T) {
 			reason: "Nothing observed but the composite; the desired composite only names it, as Crossplane starts a pipeline.",
 			want: &fnv1.RunFunctionRequest{
 				Meta:     &fnv1.RequestMeta{Tag: "minicluster-driver"},
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a"},"spec":{"size":2}}`)}, Resources: map[string]*fnv1.Resource{}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a","uid":"` + uid + `"},"spec":{"size":2}}`)}, Resources: map[string]*fnv1.Resource{}},
 				Desired:  desired,
 			},
 		},
@@ -43,7 +50,7 @@ func TestRequest(t *testing.T) {
 			}},
 			want: &fnv1.RunFunctionRequest{
 				Meta:     &fnv1.RequestMeta{Tag: "minicluster-driver"},
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a"},"spec":{"size":2}}`)}, Resources: map[string]*fnv1.Resource{"service": {Resource: resource.MustStructJSON(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","annotations":{"crossplane.io/composition-resource-name":"service"}}}`)}}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a","uid":"` + uid + `"},"spec":{"size":2}}`)}, Resources: map[string]*fnv1.Resource{"service": {Resource: resource.MustStructJSON(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"a","annotations":{"crossplane.io/composition-resource-name":"service"}}}`)}}},
 				Desired:  desired,
 			},
 		},
@@ -55,7 +62,7 @@ func TestRequest(t *testing.T) {
 			}},
 			want: &fnv1.RunFunctionRequest{
 				Meta:     &fnv1.RequestMeta{Tag: "minicluster-driver"},
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a"},"spec":{"size":2},"status":{"maximumSize":4}}`)}, Resources: map[string]*fnv1.Resource{}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a","uid":"` + uid + `"},"spec":{"size":2},"status":{"maximumSize":4}}`)}, Resources: map[string]*fnv1.Resource{}},
 				Desired:  desired,
 			},
 		},
@@ -64,7 +71,7 @@ func TestRequest(t *testing.T) {
 			args:   args{input: map[string]any{"kind": "Input", "defaults": map[string]any{}}},
 			want: &fnv1.RunFunctionRequest{
 				Meta:     &fnv1.RequestMeta{Tag: "minicluster-driver"},
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a"},"spec":{"size":2}}`)}, Resources: map[string]*fnv1.Resource{}},
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: resource.MustStructJSON(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"XMiniCluster","metadata":{"name":"a","uid":"` + uid + `"},"spec":{"size":2}}`)}, Resources: map[string]*fnv1.Resource{}},
 				Desired:  desired,
 				Input:    resource.MustStructJSON(`{"kind":"Input","defaults":{}}`),
 			},

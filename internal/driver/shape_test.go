@@ -161,7 +161,8 @@ func TestRunV2(t *testing.T) {
 	if got := out[ShapeV2].Composite; got.GetKind() != "MiniCluster" || got.GetNamespace() != "tenant-a" || got.GetName() != "flux-sample" {
 		t.Errorf("desired composite %s %s/%s, want the MiniCluster tenant-a/flux-sample", got.GetKind(), got.GetNamespace(), got.GetName())
 	}
-	// The certificate is new on every run: compare everything else.
+	// The certificate is new on every run, and each shape's objects are
+	// controlled by its composite: compare everything else.
 	strip := func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 		var res []*unstructured.Unstructured
 		for _, o := range objs {
@@ -169,6 +170,7 @@ func TestRunV2(t *testing.T) {
 			if o.GetKind() == "Secret" {
 				unstructured.RemoveNestedField(o.Object, "data")
 			}
+			o.SetOwnerReferences(nil) // each shape's composite controls its own
 			res = append(res, o)
 		}
 		return res

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
-	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -22,30 +21,22 @@ func Queued(job *batchv1.Job) bool {
 
 // admitted: Kueue admitted the Job and it runs (a queue name, not
 // suspended, not finished).
-func admitted(job *batchv1.Job) bool {
+func Admitted(job *batchv1.Job) bool {
 	return job != nil && job.Labels[plan.LabelKueueQueueName] != "" && !ptr.Deref(job.Spec.Suspend, false) && !failed(job) && !succeeded(job)
 }
 
-// KeepAdmittedSize keeps the size Kueue admitted a running MiniCluster
-// with: Kueue admits a Job's pods together, and a Job whose parallelism
-// changes no longer matches its Workload, so Kueue stops every pod and
-// queues the Job again at the new size. A Flux cluster would lose its
-// running jobs; the MiniCluster keeps the admitted size instead (mc's
-// spec.size is set to it before it is planned), and says how to get
-// another one. It returns that message, "" when the size is the admitted
-// one.
-func KeepAdmittedSize(mc *v1alpha2.MiniCluster, job *batchv1.Job) string {
-	if !admitted(job) || job.Spec.Parallelism == nil {
+// AdmittedMessage says why the MiniCluster runs the size Kueue admitted
+// its Job with (plan.AdmittedSize) rather than spec.size: Kueue admits a
+// Job's pods together, and a Job whose parallelism changes no longer
+// matches its Workload, so Kueue would stop every pod and queue the Job
+// again at the new size, and the Flux cluster would lose its running jobs.
+// "" when the size is the admitted one.
+func AdmittedMessage(p *plan.Plan) string {
+	if p.AdmittedSize == 0 {
 		return ""
 	}
-	running, asked := *job.Spec.Parallelism, ptr.Deref(mc.Spec.Size, 1)
-	if asked == running {
-		return ""
-	}
-	msg := fmt.Sprintf("spec.size %d: Kueue admitted this MiniCluster with %d pods (queue %s) and admits a Job's pods together; changing the size of a running Job makes Kueue stop all of its pods and queue it again, so the cluster keeps running %d; set spec.size back to %d, or delete and re-create the MiniCluster at the new size to queue it again",
-		asked, running, job.Labels[plan.LabelKueueQueueName], running, running)
-	mc.Spec.Size = ptr.To(running)
-	return msg
+	return fmt.Sprintf("spec.size %d: Kueue admitted this MiniCluster with %d pods (queue %s) and admits a Job's pods together; changing the size of a running Job makes Kueue stop all of its pods and queue it again, so the cluster keeps running %d; set spec.size back to %d, or delete and re-create the MiniCluster at the new size to queue it again",
+		p.RequestedSize, p.AdmittedSize, p.Queue, p.AdmittedSize, p.AdmittedSize)
 }
 
 // queueMessage says where the Job waits and why, in Kueue's own words: the

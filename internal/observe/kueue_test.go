@@ -1,7 +1,6 @@
 package observe
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -96,27 +95,5 @@ func TestAdmittedReadsNoQueue(t *testing.T) {
 	}
 	if r := ReadsFor(p, o, time.Now()); r.Queue {
 		t.Errorf("an admitted Job reads Kueue's objects: %+v", r)
-	}
-}
-
-// TestKeepAdmittedSize: an admitted Job keeps its size; a queued one takes
-// the new size (Kueue queues it again at that size).
-func TestKeepAdmittedSize(t *testing.T) {
-	mc := &v1alpha2.MiniCluster{Spec: v1alpha2.MiniClusterSpec{Size: ptr.To[int32](2)}}
-	queued := queuedJob()
-	if msg := KeepAdmittedSize(mc, queued); msg != "" || *mc.Spec.Size != 2 {
-		t.Errorf("queued: %q, size %d; want the new size 2", msg, *mc.Spec.Size)
-	}
-	admitted := queuedJob()
-	admitted.Spec.Suspend = ptr.To(false)
-	msg := KeepAdmittedSize(mc, admitted)
-	if *mc.Spec.Size != 4 || !strings.Contains(msg, "Kueue admitted this MiniCluster with 4 pods") {
-		t.Errorf("admitted: %q, size %d; want the admitted size 4 and why", msg, *mc.Spec.Size)
-	}
-	plain := observetest.Job(2)
-	plain.Spec.Parallelism = ptr.To[int32](4)
-	mc.Spec.Size = ptr.To[int32](2)
-	if msg := KeepAdmittedSize(mc, plain); msg != "" || *mc.Spec.Size != 2 {
-		t.Errorf("without Kueue: %q, size %d; want the new size", msg, *mc.Spec.Size)
 	}
 }

@@ -242,9 +242,9 @@ func Observe(p *plan.Plan, o Observed, composing []string) Report {
 }
 
 // Scaled is the Scaled condition, and a warning when the size is clamped
-// to the maximum; admitted is KeepAdmittedSize's message.
-func Scaled(p *plan.Plan, admitted string) (Condition, string) {
-	switch {
+// to the maximum.
+func Scaled(p *plan.Plan) (Condition, string) {
+	switch admitted := AdmittedMessage(p); {
 	case admitted != "":
 		return Condition{Type: ConditionScaled, Reason: ReasonAdmittedByKueue, Message: admitted}, ""
 	case p.Clamped():

@@ -47,6 +47,11 @@ type Facts struct {
 	Namespace string
 	// ImagePullSecrets the platform adds to every pod.
 	ImagePullSecrets []string
+	// AdmittedSize is the size Kueue admitted this MiniCluster's own
+	// running Job with, 0 when Kueue admitted none (internal/admission
+	// decides it from the Job it trusts): the cluster keeps running that
+	// many pods whatever spec.size now asks (AdmittedBy says why).
+	AdmittedSize int32
 }
 
 // Plan is a checked MiniCluster and everything derived from it: what
@@ -65,8 +70,14 @@ type Plan struct {
 	// sized to it.
 	MaximumSize int32
 	// Size is the number of pods to run now: RequestedSize, clamped to
-	// MaximumSize.
+	// MaximumSize, or the size Kueue admitted the running Job with
+	// (Facts.AdmittedSize).
 	Size int32
+	// AdmittedSize is Facts.AdmittedSize when it differs from
+	// RequestedSize: Kueue admitted the running Job at that size, and
+	// changing a running Job's parallelism would make Kueue stop every pod
+	// and queue it again; 0 otherwise.
+	AdmittedSize int32
 	// BrokerQuorum is -Sbroker.quorum: the brokers the lead waits for
 	// before it starts the job. 0 leaves Flux's default, every host.
 	BrokerQuorum int32
@@ -139,6 +150,9 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 		quantities:       quantities{},
 	}
 	p.Size = min(p.RequestedSize, p.MaximumSize)
+	if a := f.AdmittedSize; a > 0 && a != p.RequestedSize {
+		p.Size, p.AdmittedSize = a, a
+	}
 	p.BrokerQuorum = brokerQuorum(mc, brokerConfigHosts(p.brokerTOML), p.Size, p.MaximumSize)
 	p.ReadyQuorum = p.BrokerQuorum
 	if p.ReadyQuorum == 0 {

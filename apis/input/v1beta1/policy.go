@@ -87,10 +87,17 @@ type Policy struct {
 	// +optional
 	NodeSelector NodeSelectorPolicy `json:"nodeSelector,omitempty"`
 
-	// Metadata: label and annotation prefixes a claim may not set on its
-	// pods (spec.pod.labels, spec.pod.annotations, spec.jobLabels).
+	// Metadata: label and annotation keys a claim may set on its pods
+	// and Job (spec.pod.labels, spec.pod.annotations, spec.jobLabels).
 	// +optional
 	Metadata MetadataPolicy `json:"metadata,omitempty"`
+
+	// Kueue: the queues and priority classes a claim may name in the
+	// labels Kueue reads (kueue.x-k8s.io/queue-name,
+	// kueue.x-k8s.io/priority-class), and the queue the platform puts
+	// MiniClusters in.
+	// +optional
+	Kueue KueuePolicy `json:"kueue,omitempty"`
 }
 
 // PodSecurityPolicy says which Pod Security Standard applies.
@@ -172,13 +179,57 @@ type NodeSelectorPolicy struct {
 
 // MetadataPolicy says which labels and annotations a claim may set.
 type MetadataPolicy struct {
-	// ForbiddenPrefixes of label and annotation keys, matched literally
-	// (default: crossplane.io/, kubernetes.io/, k8s.io/): Crossplane's
-	// own labels say which composite owns an object, and Kubernetes'
-	// prefixes carry meaning to its components. Set to [] to forbid
-	// nothing.
+	// ForbiddenPrefixes of label and annotation keys. An entry ending in
+	// "/" is a domain and forbids its subdomains too (kubernetes.io/ also
+	// forbids statefulset.kubernetes.io/ and
+	// cluster-autoscaler.kubernetes.io/, as Kubernetes reserves them); an
+	// entry without "/" is one key without a prefix. Default:
+	// crossplane.io/, kubernetes.io/, k8s.io/, kueue.x-k8s.io/ (the queue
+	// and priority class are policy.kueue's), istio.io/,
+	// azure.workload.identity/ and aadpodidbinding: Crossplane's labels
+	// say which composite owns an object, and the others steer Kubernetes,
+	// Kueue, the mesh and cloud identities. Set to [] to forbid nothing.
 	// +optional
 	ForbiddenPrefixes []string `json:"forbiddenPrefixes"`
+
+	// AllowedAnnotationPrefixes of the annotation keys a claim may set on
+	// its pods (spec.pod.annotations), matched as ForbiddenPrefixes are;
+	// "*" allows any key that no forbidden prefix refuses. Default: none,
+	// so only keys without a prefix (private to the user, by Kubernetes'
+	// convention) unless a forbidden entry names them.
+	// Annotations steer components that act after the function judged
+	// the pod — a mesh's sidecar injector (sidecar.istio.io/userVolume),
+	// a CNI (k8s.v1.cni.cncf.io/networks, another namespace's network), a
+	// cloud identity (iam.amazonaws.com/role) — and a mutating webhook's
+	// change is judged again only where the namespace sets a Pod Security
+	// label: the platform lists what its tenants may use.
+	// +optional
+	AllowedAnnotationPrefixes []string `json:"allowedAnnotationPrefixes"`
+}
+
+// KueuePolicy says which of Kueue's labels a claim may set.
+type KueuePolicy struct {
+	// Queues a claim may name (the LocalQueue of its namespace, in the
+	// label kueue.x-k8s.io/queue-name). Default: "*", any LocalQueue of
+	// the namespace, which the platform creates; [] for none.
+	// +optional
+	Queues []string `json:"queues"`
+
+	// PriorityClasses a claim may name (kueue.x-k8s.io/priority-class).
+	// Default: none. A WorkloadPriorityClass is cluster-wide: a tenant
+	// who names a high one preempts other namespaces' jobs.
+	// +optional
+	PriorityClasses []string `json:"priorityClasses,omitempty"`
+
+	// DefaultQueue is put on every MiniCluster that names no queue.
+	// +optional
+	DefaultQueue string `json:"defaultQueue,omitempty"`
+
+	// RequireQueue refuses a MiniCluster that names no queue (after
+	// DefaultQueue): every MiniCluster is then admitted by Kueue, within
+	// the namespace's quota.
+	// +optional
+	RequireQueue bool `json:"requireQueue,omitempty"`
 }
 
 // Defaults of the policy, the secure ones.
@@ -190,15 +241,25 @@ const (
 // DefaultServiceAccounts are the ServiceAccounts any claim may name.
 func DefaultServiceAccounts() []string { return []string{"default"} }
 
-// DefaultForbiddenTolerationKeys are the control plane's taints.
+// DefaultForbiddenTolerationKeys are the control plane's taints, a
+// cordoned or draining node's, and the kubelet's pressure taints: a pod
+// that tolerates them lands on, or stays on, a node that is being emptied
+// or is short of memory, disk or process IDs.
 func DefaultForbiddenTolerationKeys() []string {
-	return []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
+	return []string{
+		"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master",
+		"node.kubernetes.io/unschedulable",
+		"node.kubernetes.io/memory-pressure", "node.kubernetes.io/disk-pressure", "node.kubernetes.io/pid-pressure",
+	}
 }
 
 // DefaultForbiddenPrefixes of labels and annotations.
 func DefaultForbiddenPrefixes() []string {
-	return []string{"crossplane.io/", "kubernetes.io/", "k8s.io/"}
+	return []string{"crossplane.io/", "kubernetes.io/", "k8s.io/", "kueue.x-k8s.io/", "istio.io/", "azure.workload.identity/", "aadpodidbinding"}
 }
+
+// DefaultKueueQueues: any LocalQueue of the MiniCluster's namespace.
+func DefaultKueueQueues() []string { return []string{Any} }
 
 // Effective is p with every field left out set to its default, so that
 // the checks read one complete policy. A list left out (nil) takes its
@@ -222,6 +283,12 @@ func (p Policy) Effective() Policy {
 	if out.Metadata.ForbiddenPrefixes == nil {
 		out.Metadata.ForbiddenPrefixes = DefaultForbiddenPrefixes()
 	}
+	if out.Metadata.AllowedAnnotationPrefixes == nil {
+		out.Metadata.AllowedAnnotationPrefixes = []string{}
+	}
+	if out.Kueue.Queues == nil {
+		out.Kueue.Queues = DefaultKueueQueues()
+	}
 	return out
 }
 
@@ -241,7 +308,8 @@ func PermissivePolicy() Policy {
 		RuntimeClasses:  []string{Any},
 		Schedulers:      []string{Any},
 		Tolerations:     TolerationPolicy{ForbiddenKeys: []string{}},
-		Metadata:        MetadataPolicy{ForbiddenPrefixes: []string{}},
+		Metadata:        MetadataPolicy{ForbiddenPrefixes: []string{}, AllowedAnnotationPrefixes: []string{Any}},
+		Kueue:           KueuePolicy{Queues: []string{Any}, PriorityClasses: []string{Any}},
 	}
 }
 

@@ -36,5 +36,11 @@ const (
 	LabelClaimNamespace = "crossplane.io/claim-namespace"
 )
 
+// AnnotationJobSpecHash names, on the composed Job, a hash of the immutable
+// part of the Job spec the function rendered for it: the function keeps a
+// running Job's spec across upgrades by it, and trusts a running Job as
+// admitted only while the MiniCluster's spec still renders that hash.
+const AnnotationJobSpecHash = "minicluster.flux-framework.org/job-spec-hash"
+
 // SchemeGroupVersion is the group version of this package.
 var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}

@@ -1,24 +1,4 @@
-// Package policy decides what the platform's policy (the function input's
-// policy, apis/input/v1beta1) lets a MiniCluster have. Crossplane creates
-// the pods with its own service account, so Kubernetes RBAC on pods guards
-// nothing here: what this package refuses, a tenant who may only create
-// MiniClusters cannot get.
-//
-// It works on a defaulted MiniCluster in three steps, each pure:
-//   - Enforce sets what the platform sets on every pod (tolerations, node
-//     selector, deadline) and refuses a claim that asks for another value;
-//   - Check refuses what the claim alone shows (sizes, NodePorts, CSI
-//     drivers, runtime classes, schedulers, tolerations, node keys, label
-//     prefixes, the token);
-//   - Needs says which objects of the cluster decide the rest
-//     (ServiceAccount, Secrets), and CheckCluster decides with them.
-//
-// The Pod Security level (policy.podSecurity) is applied to the rendered
-// pods with the API server's own library, in internal/podsecurity.
-//
-// Every refusal names the policy key, the claim's field and the fix. It
-// reads a Secret's labels only: never its data.
-package policy
+package admission
 
 import (
 	"fmt"
@@ -69,7 +49,8 @@ func (rs Refusals) Error() string {
 const askPlatform = "ask your platform team"
 
 // Enforce sets on mc what the policy sets on every pod: its tolerations,
-// its node selector, and the maximum deadline for a claim that sets none.
+// its node selector, the maximum deadline for a claim that sets none, and
+// the default Kueue queue for one that names none.
 // A claim that asks for another value of an enforced node label, or a
 // longer deadline, is refused; mc is then left as it was. p must be
 // Effective.
@@ -111,6 +92,7 @@ func Enforce(p v1beta1.Policy, mc *v1alpha2.MiniCluster) Refusals {
 	if max := p.MaxDeadlineSeconds; max > 0 && defaultDeadline(s) && max < v1alpha2.DefaultDeadlineSeconds {
 		s.DeadlineSeconds = ptr.To(max)
 	}
+	enforceQueue(p, mc)
 	return nil
 }
 
@@ -121,21 +103,13 @@ func defaultDeadline(s *v1alpha2.MiniClusterSpec) bool {
 	return s.DeadlineSeconds == nil || *s.DeadlineSeconds == v1alpha2.DefaultDeadlineSeconds
 }
 
-// Check refuses what the claim alone shows the policy does not allow.
-// platform are the tolerations the platform itself adds (its defaults and
-// enforced ones), which no forbidden key refuses. running is the number of
-// pods its Job runs now (0 before it exists): a running MiniCluster that a
-// policy change leaves above the maximum size keeps running, and only a
-// larger size is refused. p must be Effective.
-func Check(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platform []v1alpha2.Toleration, running int32) Refusals {
+// Check refuses what the claim alone shows the policy does not allow,
+// but its size (CheckSize). platform are the tolerations the platform
+// itself adds (its defaults and enforced ones), which no forbidden key
+// refuses. p must be Effective.
+func Check(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platform []v1alpha2.Toleration) Refusals {
 	s := &mc.Spec
 	var rs Refusals
-	rs = append(rs, checkSize(p, mc, running)...)
-	if running > 0 {
-		// The pod template of a running Job cannot change (the function
-		// keeps the running one): nothing else of the spec can, either.
-		return rs
-	}
 	pod := field.NewPath("spec", "pod")
 
 	if s.Pod.AutomountServiceAccountToken && !p.ServiceAccounts.AutomountToken {
@@ -178,9 +152,10 @@ func Check(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platform []v1alpha2.Toler
 				Why: "the platform does not let MiniClusters choose nodes by " + k, Fix: "remove the key"})
 		}
 	}
-	rs = append(rs, checkMetadata(p, s.Pod.Labels, pod.Child("labels"), "label")...)
-	rs = append(rs, checkMetadata(p, s.Pod.Annotations, pod.Child("annotations"), "annotation")...)
-	rs = append(rs, checkMetadata(p, s.JobLabels, field.NewPath("spec", "jobLabels"), "label")...)
+	rs = append(rs, checkLabels(p, s.Pod.Labels, pod.Child("labels"))...)
+	rs = append(rs, checkAnnotations(p, s.Pod.Annotations, pod.Child("annotations"))...)
+	rs = append(rs, checkLabels(p, s.JobLabels, field.NewPath("spec", "jobLabels"))...)
+	rs = append(rs, checkKueue(p, mc)...)
 	for _, c := range containers(mc) {
 		for _, k := range slices.Sorted(maps.Keys(c.c.Volumes)) {
 			if d := c.c.Volumes[k].CSIDriver; d != "" && !v1beta1.Allows(p.CSIDrivers, d) {
@@ -193,10 +168,12 @@ func Check(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platform []v1alpha2.Toler
 	return rs
 }
 
-// checkSize refuses more pods than the policy's maximum. A new MiniCluster
-// is judged on the most it may ever run (max(size, maxSize)); a running
-// one only on a size above what runs now.
-func checkSize(p v1beta1.Policy, mc *v1alpha2.MiniCluster, running int32) Refusals {
+// CheckSize refuses more pods than the policy's maximum. A new MiniCluster
+// is judged on the most it may ever run (max(size, maxSize)); running is
+// the number of pods its own Job runs now (0 before it exists): a running
+// MiniCluster that a policy change leaves above the maximum keeps running,
+// and only a larger size is refused.
+func CheckSize(p v1beta1.Policy, mc *v1alpha2.MiniCluster, running int32) Refusals {
 	s := &mc.Spec
 	max := p.MaxSize
 	fix := fmt.Sprintf("ask for at most %d pods, or %s to raise policy.maxSize", max, askPlatform)
@@ -224,20 +201,6 @@ func checkSize(p v1beta1.Policy, mc *v1alpha2.MiniCluster, running int32) Refusa
 			Why: fmt.Sprintf("%d pods are more than the platform's maximum of %d", s.MaxSize, max), Fix: fix}}
 	}
 	return nil
-}
-
-func checkMetadata(p v1beta1.Policy, m map[string]string, path *field.Path, what string) Refusals {
-	var rs Refusals
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		for _, prefix := range p.Metadata.ForbiddenPrefixes {
-			if prefix != "" && strings.HasPrefix(k, prefix) {
-				rs = append(rs, Refusal{Key: "policy.metadata.forbiddenPrefixes", Field: path.Key(k),
-					Why: fmt.Sprintf("%s keys starting with %s are the platform's", what, prefix), Fix: "use a key of your own domain"})
-				break
-			}
-		}
-	}
-	return rs
 }
 
 // forbiddenToleration tells whether t tolerates a forbidden taint, and
@@ -272,15 +235,14 @@ type Lookups struct {
 }
 
 // Needs says which objects decide the rest of the policy for mc. p must
-// be Effective; platformPullSecrets are the pull secrets the platform adds,
-// which need no decision.
-func Needs(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platformPullSecrets []string) Lookups {
+// be Effective; e are what needs no Secret lookup (Exempt).
+func Needs(p v1beta1.Policy, mc *v1alpha2.MiniCluster, e Exempt) Lookups {
 	var l Lookups
 	if sa := serviceAccount(mc); !v1beta1.Allows(p.ServiceAccounts.Names, sa) {
 		l.ServiceAccount = sa
 	}
 	seen := map[string]bool{}
-	for _, r := range secretRefs(mc, platformPullSecrets) {
+	for _, r := range secretRefs(mc, e) {
 		if !seen[r.name] && !v1beta1.Allows(p.Secrets.Names, r.name) {
 			seen[r.name] = true
 			l.Secrets = append(l.Secrets, r.name)
@@ -291,19 +253,43 @@ func Needs(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platformPullSecrets []str
 	return l
 }
 
+// Exempt are the Secrets a MiniCluster reads that need no decision.
+type Exempt struct {
+	// PullSecrets the platform adds to every pod (defaults.imagePullSecrets):
+	// exempt where a claim names one as an image pull secret, and only
+	// there. Mounted or read into the environment, the registry
+	// credentials are data like any other Secret's.
+	PullSecrets []string
+	// OwnCertificate: the MiniCluster composes its own certificate Secret
+	// (<name>-curve-cert) in this run, so that name is its own: an object
+	// of that name that is not this composite's is refused before
+	// anything is composed (NameTaken, ForeignObject).
+	OwnCertificate bool
+}
+
+// Secret is what the policy reads of a Secret: never its data.
+type Secret struct {
+	Labels map[string]string
+	// ControllerUID is the uid of its controller, "" when it has none.
+	ControllerUID string
+}
+
 // Cluster is what the cluster holds of the objects Needs named.
 type Cluster struct {
+	// CompositeUID is the uid of the MiniCluster's composite: a Secret it
+	// controls is its own.
+	CompositeUID string
 	// NamespaceLabels of the MiniCluster's namespace.
 	NamespaceLabels map[string]string
 	// ServiceAccount's labels; nil when it does not exist.
 	ServiceAccount map[string]string
-	// Secrets' labels by name; absent when the Secret does not exist.
-	Secrets map[string]map[string]string
+	// Secrets by name; absent when the Secret does not exist.
+	Secrets map[string]Secret
 }
 
 // CheckCluster decides, with what the cluster holds, what Needs named.
-func CheckCluster(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platformPullSecrets []string, c Cluster) Refusals {
-	l := Needs(p, mc, platformPullSecrets)
+func CheckCluster(p v1beta1.Policy, mc *v1alpha2.MiniCluster, e Exempt, c Cluster) Refusals {
+	l := Needs(p, mc, e)
 	var rs Refusals
 	labelFix := fmt.Sprintf("label it %s=%s", v1beta1.LabelAllowed, v1beta1.AllowedValue)
 	if sa := l.ServiceAccount; sa != "" && !v1beta1.LabelledAllowed(c.ServiceAccount) {
@@ -319,13 +305,13 @@ func CheckCluster(p v1beta1.Policy, mc *v1alpha2.MiniCluster, platformPullSecret
 		wanted[s] = true
 	}
 	// One refusal a Secret, at its first reference.
-	for _, r := range secretRefs(mc, platformPullSecrets) {
+	for _, r := range secretRefs(mc, e) {
 		if !wanted[r.name] {
 			continue
 		}
 		wanted[r.name] = false
-		labels, ok := c.Secrets[r.name]
-		if ok && v1beta1.LabelledAllowed(labels) {
+		sec, ok := c.Secrets[r.name]
+		if ok && (v1beta1.LabelledAllowed(sec.Labels) || ownCertificate(mc, r.name, sec, c.CompositeUID)) {
 			continue
 		}
 		why := fmt.Sprintf("Secret %q is not labelled %s=%s, nor one of policy.secrets.names (%s)", r.name, v1beta1.LabelAllowed, v1beta1.AllowedValue, list(p.Secrets.Names))
@@ -355,30 +341,51 @@ type secretRef struct {
 	path *field.Path
 }
 
+// ownCertificate tells whether sec, named name, is mc's own certificate
+// Secret although mc does not compose it in this run: one this composite
+// controls, or the burst controller's copy of a root's certificate for
+// the burst MiniCluster it made (both carry the same Burst's labels; the
+// controller refuses a target namespace where a MiniCluster of that name
+// is not its own, so no tenant's MiniCluster carries them beside its
+// copy). Never the name alone: any Secret of the namespace can be named
+// <name>-curve-cert.
+func ownCertificate(mc *v1alpha2.MiniCluster, name string, sec Secret, compositeUID string) bool {
+	if name != plan.CurveSecretOf(mc.Name) {
+		return false
+	}
+	if compositeUID != "" && sec.ControllerUID == compositeUID {
+		return true
+	}
+	burst, ns := mc.Labels[v1alpha2.LabelBurstName], mc.Labels[v1alpha2.LabelBurstNamespace]
+	return burst != "" && ns != "" && sec.Labels[v1alpha2.LabelBurstName] == burst && sec.Labels[v1alpha2.LabelBurstNamespace] == ns
+}
+
 // secretRefs are the Secrets mc reads, in claim order: environment
-// variables, volumes, image pull secrets and the CURVE certificate. Its own
-// certificate Secret (<name>-curve-cert, which the function composes or the
-// burst controller copies) and the platform's pull secrets are not among
-// them.
-func secretRefs(mc *v1alpha2.MiniCluster, platformPullSecrets []string) []secretRef {
+// variables, volumes, image pull secrets and the CURVE certificate, less
+// those e exempts.
+func secretRefs(mc *v1alpha2.MiniCluster, e Exempt) []secretRef {
 	own := plan.CurveSecretOf(mc.Name)
 	var out []secretRef
-	add := func(name string, p *field.Path) {
-		if name != "" && name != own && !slices.Contains(platformPullSecrets, name) {
+	add := func(name string, p *field.Path, pull bool) {
+		switch {
+		case name == "":
+		case pull && slices.Contains(e.PullSecrets, name):
+		case name == own && e.OwnCertificate:
+		default:
 			out = append(out, secretRef{name: name, path: p})
 		}
 	}
 	for _, c := range containers(mc) {
 		for _, k := range slices.Sorted(maps.Keys(c.c.Secrets)) {
-			add(c.c.Secrets[k].Name, c.path.Child("secrets").Key(k).Child("name"))
+			add(c.c.Secrets[k].Name, c.path.Child("secrets").Key(k).Child("name"), false)
 		}
 		for _, k := range slices.Sorted(maps.Keys(c.c.Volumes)) {
-			add(c.c.Volumes[k].SecretName, c.path.Child("volumes").Key(k).Child("secretName"))
+			add(c.c.Volumes[k].SecretName, c.path.Child("volumes").Key(k).Child("secretName"), false)
 		}
-		add(c.c.ImagePullSecret, c.path.Child("imagePullSecret"))
+		add(c.c.ImagePullSecret, c.path.Child("imagePullSecret"), true)
 	}
-	add(mc.Spec.Flux.Container.ImagePullSecret, field.NewPath("spec", "flux", "container", "imagePullSecret"))
-	add(mc.Spec.Flux.CurveCertSecret, field.NewPath("spec", "flux", "curveCertSecret"))
+	add(mc.Spec.Flux.Container.ImagePullSecret, field.NewPath("spec", "flux", "container", "imagePullSecret"), true)
+	add(mc.Spec.Flux.CurveCertSecret, field.NewPath("spec", "flux", "curveCertSecret"), false)
 	return out
 }
 

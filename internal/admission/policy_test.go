@@ -1,4 +1,4 @@
-package policy
+package admission
 
 import (
 	"testing"
@@ -122,7 +122,7 @@ func TestNeeds(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := Needs(tc.policy.Effective(), tc.mc, []string{"platform-pull"})
+			got := Needs(tc.policy.Effective(), tc.mc, Exempt{PullSecrets: []string{"platform-pull"}, OwnCertificate: true})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nNeeds: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -139,18 +139,20 @@ func TestPermissiveAllowsEverything(t *testing.T) {
 		s.Pod.AutomountServiceAccountToken = true
 		s.Pod.RuntimeClassName, s.Pod.SchedulerName = "kata", "fluence"
 		s.Pod.Tolerations = []v1alpha2.Toleration{{Operator: "Exists"}}
-		s.Pod.Labels = map[string]string{"crossplane.io/x": "y"}
+		s.Pod.Labels = map[string]string{"crossplane.io/x": "y", "kueue.x-k8s.io/priority-class": "high"}
+		s.Pod.Annotations = map[string]string{"sidecar.istio.io/userVolume": "[]"}
 		s.Containers[0].Volumes = map[string]v1alpha2.ContainerVolume{"v": {CSIDriver: "x.csi", Path: "/v"}}
 		s.Flux.Bursting.Clusters = []v1alpha2.BurstedCluster{{Name: "b", Size: 1}}
 	})
 	p := v1beta1.PermissivePolicy().Effective()
-	if rs := Check(p, mc, nil, 0); len(rs) > 0 {
+	if rs := append(Check(p, mc, nil), CheckSize(p, mc, 0)...); len(rs) > 0 {
 		t.Errorf("Check refused under the permissive policy: %v", rs)
 	}
-	if rs := CheckCluster(p, mc, nil, Cluster{}); len(rs) > 0 {
+	if rs := CheckCluster(p, mc, Exempt{}, Cluster{}); len(rs) > 0 {
 		t.Errorf("CheckCluster refused under the permissive policy: %v", rs)
 	}
-	if rs := Check(v1beta1.Policy{}.Effective(), mc, nil, 0); len(rs) != 7 {
-		t.Errorf("the default policy refused %d of the 7 things asked: %v", len(rs), rs)
+	def := v1beta1.Policy{}.Effective()
+	if rs := append(Check(def, mc, nil), CheckSize(def, mc, 0)...); len(rs) != 9 {
+		t.Errorf("the default policy refused %d of the 9 things asked: %v", len(rs), rs)
 	}
 }
