@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -103,11 +105,15 @@ var providerOwnRules = []rbacv1.PolicyRule{
 // namespaced ProviderConfig with the provider's own identity, a Burst with
 // no providerConfigRef (the implicit ClusterProviderConfig default), a
 // ClusterProviderConfig that does not allow its namespace, a target
-// namespace of kube-system, and a Secret of another namespace. Each is
-// refused, with Synced=False naming the field and the fix where the API
+// namespace of kube-system, and a Secret of another namespace; and, as a
+// second tenant who may create only MiniClusters in a Burst's target
+// namespace, a MiniCluster of the burst claim's name made before the
+// Burst, to get the root's certificate. Each is refused, with
+// Synced=False naming the field (or object) and the fix where the API
 // server does not refuse it first; no request reaches the listener the
 // kubeconfigs name but with the tenant's own inline token; nothing is
-// written in kube-system. The provider runs as the service account
+// written in kube-system, nor a certificate next to the second tenant's
+// MiniCluster. The provider runs as the service account
 // compositions/burst-rbac.yaml binds, with that ClusterRole's rights and
 // no more, and still bursts the tenant's root into its own namespace
 // through the ClusterProviderConfig the platform team made for it.
@@ -254,6 +260,97 @@ func TestTenantBurst(t *testing.T) {
 			t.Fatal(err)
 		}
 		bindLeadPod(t, cp, ns, root, "", "tenant-burst-node")
+	})
+
+	step(t, "a tenant of the target namespace who made MiniCluster burst-0 first gets no certificate: the Burst is Synced=False naming it", func(t *testing.T) {
+		const target, name = "burst-target", "to-target"
+		createNamespace(t, cp, target)
+		// Another tenant, of the target namespace, who may create
+		// MiniClusters there and nothing else.
+		mallory, err := cp.AsTenant(ctx(t), target, "mallory", harness.TenantRules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Under the name the Burst writes, mounting the Secret it would
+		// copy the root's certificate into: with it, mallory's brokers
+		// would join the root's Flux instance.
+		c := newClaim(target, "burst-0")
+		setField(t, c, map[string]any{
+			"containers": []any{map[string]any{"image": "ubuntu:noble"}},
+			"flux":       map[string]any{"curveCertSecret": "burst-0-curve-cert"}, //nolint:gosec // G101: a Secret's name, not its content
+		}, "spec")
+		if err := mallory.Create(ctx(t), c); err != nil {
+			t.Fatalf("mallory cannot create MiniCluster %s/burst-0: %v", target, err)
+		}
+		t.Cleanup(func() { _ = mallory.Delete(context.Background(), newClaim(target, "burst-0")) })
+		made := mallorysView(c)
+		unchanged := func() error {
+			got, err := getClaim(t, cp, target, "burst-0")
+			if err != nil {
+				return fmt.Errorf("mallory's MiniCluster: %w", err)
+			}
+			if diff := cmp.Diff(made, mallorysView(got)); diff != "" {
+				return fmt.Errorf("mallory's MiniCluster changed: -made, +now:\n%s", diff)
+			}
+			return nil
+		}
+		noCert := func() error {
+			if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: target, Name: "burst-0-curve-cert"}, &corev1.Secret{}); !kerrors.IsNotFound(err) {
+				return fmt.Errorf("Secret %s/burst-0-curve-cert: %v, want not found", target, err)
+			}
+			return nil
+		}
+
+		// The platform lets the tenant's namespace burst into the target.
+		cpc := &unstructured.Unstructured{}
+		cpc.SetGroupVersionKind(clusterProviderConfigGVK)
+		cpc.SetName("tenant-target")
+		setField(t, cpc, map[string]any{"credentials": map[string]any{"source": "InjectedIdentity"}, "allowedNamespaces": []any{ns}, "targetNamespaces": []any{target}}, "spec")
+		if err := cp.Client.Create(ctx(t), cpc); err != nil {
+			t.Fatal(err)
+		}
+		if err := tenant.Create(ctx(t), tenantBurst(t, ns, name, map[string]any{"kind": "ClusterProviderConfig", "name": "tenant-target"}, target)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "Burst "+name+" is Synced=False naming mallory's MiniCluster and the fix", func() error {
+			b := &unstructured.Unstructured{}
+			b.SetGroupVersionKind(burstGVK)
+			if err := tenant.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
+				return err
+			}
+			st, msg := harness.Condition(b, "Synced")
+			if st != "False" {
+				return fmt.Errorf("Synced %q (%s), want False", st, msg)
+			}
+			for _, m := range []string{"MiniCluster " + target + "/burst-0 exists in the target cluster but was not made by this Burst", "delete it, or choose another cluster name (spec.forProvider.cluster) or target namespace (spec.forProvider.targetNamespace)"} {
+				if !strings.Contains(msg, m) {
+					return fmt.Errorf("Synced=False says %q, want it to contain %q", msg, m)
+				}
+			}
+			return nil
+		})
+		// Several reconciles (2 s polls, and backoff) later, still nothing.
+		consistently(t, 10*time.Second, "no certificate Secret in "+target+", and mallory's MiniCluster as mallory made it", func() error {
+			return errors.Join(noCert(), unchanged())
+		})
+
+		// The refused Burst can go, and leaves mallory's MiniCluster alone.
+		b := &unstructured.Unstructured{}
+		b.SetGroupVersionKind(burstGVK)
+		b.SetNamespace(ns)
+		b.SetName(name)
+		if err := tenant.Delete(ctx(t), b); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "Burst "+name+" is gone", func() error {
+			if err := cp.Client.Get(ctx(t), client.ObjectKeyFromObject(b), b); !kerrors.IsNotFound(err) {
+				return fmt.Errorf("Burst %s: %v, want not found", name, err)
+			}
+			return nil
+		})
+		if err := errors.Join(noCert(), unchanged()); err != nil {
+			t.Error(err)
+		}
 	})
 
 	step(t, "every way beyond the tenant's namespace is refused: Synced=False naming the field and the fix", func(t *testing.T) {
@@ -413,6 +510,20 @@ func TestTenantBurst(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// mallorysView is what of a MiniCluster mallory wrote, and the burst
+// controller would change if it took it for its own: its Burst labels and
+// the spec's size, flux and containers (Crossplane's own fields excluded).
+func mallorysView(c *unstructured.Unstructured) map[string]any {
+	l := c.GetLabels()
+	spec, _, _ := unstructured.NestedMap(c.Object, "spec")
+	return map[string]any{
+		"labels":     []string{l[burstLabel], l[burstLabel+"-namespace"]},
+		"size":       spec["size"],
+		"flux":       spec["flux"],
+		"containers": spec["containers"],
+	}
 }
 
 // providerConfig is a namespaced ProviderConfig with the given credentials.
