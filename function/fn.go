@@ -145,7 +145,7 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 		return invalid(err.Error())
 	}
 	objs := render.Render(render.Input{Plan: p, CurveCert: cert})
-	desired, err := toDesired(objs, trust.Own[render.KeyJob])
+	desired, err := toDesired(objs, trust.Own)
 	if err != nil {
 		return err
 	}
@@ -292,10 +292,12 @@ type rendered struct {
 	jobSpecHash string
 }
 
-// toDesired converts objs into desired composed resources. The Job keeps
-// the immutable spec of the running one, job, when the function would now
-// render another (keepRunningJobSpec).
-func toDesired(objs []render.Object, job *unstructured.Unstructured) (rendered, error) {
+// toDesired converts objs into desired composed resources. Of the
+// MiniCluster's own objects, the Job keeps the immutable spec of the
+// running one when the function would now render another
+// (keepRunningJobSpec), and the services Pod a deadline it may not extend
+// (keepRunningPodDeadline).
+func toDesired(objs []render.Object, own map[string]*unstructured.Unstructured) (rendered, error) {
 	r := rendered{keys: make([]string, 0, len(objs)), objects: make([]*composed.Unstructured, 0, len(objs))}
 	for _, o := range objs {
 		u, err := toComposed(o.Object)
@@ -303,10 +305,13 @@ func toDesired(objs []render.Object, job *unstructured.Unstructured) (rendered, 
 			return r, errors.Wrapf(err, "cannot convert %s to a composed resource", o)
 		}
 		stampVersion(u)
-		if o.Name == render.KeyJob {
-			if r.jobSpecHash, err = keepRunningJobSpec(u, job); err != nil {
+		switch o.Name {
+		case render.KeyJob:
+			if r.jobSpecHash, err = keepRunningJobSpec(u, own[render.KeyJob]); err != nil {
 				return r, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one")
 			}
+		case render.KeyServicesPod:
+			keepRunningPodDeadline(u, own[render.KeyServicesPod])
 		}
 		r.keys = append(r.keys, o.Name)
 		r.objects = append(r.objects, u)

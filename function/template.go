@@ -111,3 +111,23 @@ func setAnnotation(u *composed.Unstructured, key, value string) {
 	ann[key] = value
 	u.SetAnnotations(ann)
 }
+
+// keepRunningPodDeadline makes the desired services Pod keep the running
+// one's activeDeadlineSeconds when the function would now render a longer
+// one (a platform that raised policy.maxDeadlineSeconds, which a
+// MiniCluster without its own deadline takes): the API server lets a
+// pod's deadline only shrink, and refuses the whole apply otherwise. A
+// shorter one is applied: it is the deadline the MiniCluster has now.
+// running is the MiniCluster's own services Pod, nil when there is none.
+func keepRunningPodDeadline(desired *composed.Unstructured, running *unstructured.Unstructured) {
+	if running == nil {
+		return
+	}
+	was, ok, _ := unstructured.NestedInt64(running.Object, "spec", "activeDeadlineSeconds")
+	if !ok {
+		return
+	}
+	if want, ok, _ := unstructured.NestedInt64(desired.Object, "spec", "activeDeadlineSeconds"); !ok || want > was {
+		_ = unstructured.SetNestedField(desired.Object, was, "spec", "activeDeadlineSeconds")
+	}
+}

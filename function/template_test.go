@@ -88,3 +88,55 @@ func TestKeepRunningJobSpec(t *testing.T) {
 		})
 	}
 }
+
+func TestKeepRunningPodDeadline(t *testing.T) {
+	pod := func(deadline any) map[string]any {
+		spec := map[string]any{"containers": []any{}}
+		if deadline != nil {
+			spec["activeDeadlineSeconds"] = deadline
+		}
+		return map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": spec}
+	}
+	cases := map[string]struct {
+		reason            string
+		desired, observed map[string]any
+		want              map[string]any
+	}{
+		"New": {
+			reason:  "A services Pod composed new gets the rendered deadline.",
+			desired: pod(int64(600)),
+			want:    pod(int64(600)),
+		},
+		"Longer": {
+			reason:   "The platform raised the maximum deadline: the running Pod keeps its own, which the API server lets only shrink.",
+			desired:  pod(int64(900)),
+			observed: pod(int64(600)),
+			want:     pod(int64(600)),
+		},
+		"Shorter": {
+			reason:   "A shorter deadline is the MiniCluster's now, and the API server accepts it.",
+			desired:  pod(int64(300)),
+			observed: pod(int64(600)),
+			want:     pod(int64(300)),
+		},
+		"RunningWithout": {
+			reason:   "A Pod composed before it had a deadline gets one: setting it is allowed.",
+			desired:  pod(int64(600)),
+			observed: pod(nil),
+			want:     pod(int64(600)),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			desired := &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: tc.desired}}
+			var observed *unstructured.Unstructured
+			if tc.observed != nil {
+				observed = &unstructured.Unstructured{Object: tc.observed}
+			}
+			keepRunningPodDeadline(desired, observed)
+			if diff := cmp.Diff(tc.want, desired.Object); diff != "" {
+				t.Errorf("%s\ndesired Pod: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
