@@ -295,8 +295,8 @@ type rendered struct {
 // toDesired converts objs into desired composed resources. Of the
 // MiniCluster's own objects, the Job keeps the immutable spec of the
 // running one when the function would now render another
-// (keepRunningJobSpec), and the services Pod a deadline it may not extend
-// (keepRunningPodDeadline).
+// (keepRunningJobSpec), and the Job and the services Pod keep their
+// deadline (keepRunningDeadline).
 func toDesired(objs []render.Object, own map[string]*unstructured.Unstructured) (rendered, error) {
 	r := rendered{keys: make([]string, 0, len(objs)), objects: make([]*composed.Unstructured, 0, len(objs))}
 	for _, o := range objs {
@@ -310,8 +310,9 @@ func toDesired(objs []render.Object, own map[string]*unstructured.Unstructured) 
 			if r.jobSpecHash, err = keepRunningJobSpec(u, own[render.KeyJob]); err != nil {
 				return r, errors.Wrap(err, "cannot compare the Job's immutable spec with the running one")
 			}
+			keepRunningDeadline(u, own[render.KeyJob])
 		case render.KeyServicesPod:
-			keepRunningPodDeadline(u, own[render.KeyServicesPod])
+			keepRunningDeadline(u, own[render.KeyServicesPod])
 		}
 		r.keys = append(r.keys, o.Name)
 		r.objects = append(r.objects, u)

@@ -112,22 +112,20 @@ func setAnnotation(u *composed.Unstructured, key, value string) {
 	u.SetAnnotations(ann)
 }
 
-// keepRunningPodDeadline makes the desired services Pod keep the running
-// one's activeDeadlineSeconds when the function would now render a longer
-// one (a platform that raised policy.maxDeadlineSeconds, which a
-// MiniCluster without its own deadline takes): the API server lets a
-// pod's deadline only shrink, and refuses the whole apply otherwise. A
-// shorter one is applied: it is the deadline the MiniCluster has now.
-// running is the MiniCluster's own services Pod, nil when there is none.
-func keepRunningPodDeadline(desired *composed.Unstructured, running *unstructured.Unstructured) {
+// keepRunningDeadline makes the desired Job or services Pod keep the
+// activeDeadlineSeconds of the one that runs. A MiniCluster's own
+// spec.deadlineSeconds cannot change; a MiniCluster without one takes
+// policy.maxDeadlineSeconds, so only a policy change moves it, and a
+// policy change never tears down what runs: a lower maximum applied to a
+// running Job would end it with DeadlineExceeded once it has run that
+// long, and the API server refuses a longer deadline on a pod (it may only
+// shrink). running is the MiniCluster's own object, nil when there is
+// none; a running object without a deadline gets the rendered one.
+func keepRunningDeadline(desired *composed.Unstructured, running *unstructured.Unstructured) {
 	if running == nil {
 		return
 	}
-	was, ok, _ := unstructured.NestedInt64(running.Object, "spec", "activeDeadlineSeconds")
-	if !ok {
-		return
-	}
-	if want, ok, _ := unstructured.NestedInt64(desired.Object, "spec", "activeDeadlineSeconds"); !ok || want > was {
+	if was, ok, _ := unstructured.NestedInt64(running.Object, "spec", "activeDeadlineSeconds"); ok {
 		_ = unstructured.SetNestedField(desired.Object, was, "spec", "activeDeadlineSeconds")
 	}
 }

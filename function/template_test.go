@@ -89,7 +89,7 @@ func TestKeepRunningJobSpec(t *testing.T) {
 	}
 }
 
-func TestKeepRunningPodDeadline(t *testing.T) {
+func TestKeepRunningDeadline(t *testing.T) {
 	pod := func(deadline any) map[string]any {
 		spec := map[string]any{"containers": []any{}}
 		if deadline != nil {
@@ -108,16 +108,16 @@ func TestKeepRunningPodDeadline(t *testing.T) {
 			want:    pod(int64(600)),
 		},
 		"Longer": {
-			reason:   "The platform raised the maximum deadline: the running Pod keeps its own, which the API server lets only shrink.",
+			reason:   "The platform raised the maximum deadline: the running Pod keeps its own (the API server lets a pod's only shrink).",
 			desired:  pod(int64(900)),
 			observed: pod(int64(600)),
 			want:     pod(int64(600)),
 		},
 		"Shorter": {
-			reason:   "A shorter deadline is the MiniCluster's now, and the API server accepts it.",
+			reason:   "The platform lowered the maximum deadline: what runs keeps its own, or the lower one would end it (a policy change never tears down what runs).",
 			desired:  pod(int64(300)),
 			observed: pod(int64(600)),
-			want:     pod(int64(300)),
+			want:     pod(int64(600)),
 		},
 		"RunningWithout": {
 			reason:   "A Pod composed before it had a deadline gets one: setting it is allowed.",
@@ -133,7 +133,7 @@ func TestKeepRunningPodDeadline(t *testing.T) {
 			if tc.observed != nil {
 				observed = &unstructured.Unstructured{Object: tc.observed}
 			}
-			keepRunningPodDeadline(desired, observed)
+			keepRunningDeadline(desired, observed)
 			if diff := cmp.Diff(tc.want, desired.Object); diff != "" {
 				t.Errorf("%s\ndesired Pod: -want, +got:\n%s", tc.reason, diff)
 			}
