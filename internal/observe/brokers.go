@@ -35,6 +35,12 @@ type cause struct {
 	reason, message string
 }
 
+// causeGroup is one cause and the brokers it keeps from coming up.
+type causeGroup struct {
+	cause
+	hosts []string
+}
+
 // brokersReport says how many of the brokers are up and why the others
 // are not. It changes only when a cause does: no restart counts, times or
 // generated pod names, and a stable order (by broker index).
@@ -64,12 +70,8 @@ func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []c
 		indexes = append(indexes, idx)
 	}
 	sort.Ints(indexes)
-	type group struct {
-		cause
-		hosts []string
-	}
-	var groups []*group
-	seen := map[cause]*group{}
+	var groups []*causeGroup
+	seen := map[cause]*causeGroup{}
 	for _, idx := range indexes {
 		c, ok := indexCause(byIndex[idx])
 		if !ok {
@@ -77,7 +79,7 @@ func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []c
 		}
 		g := seen[c]
 		if g == nil {
-			g = &group{cause: c}
+			g = &causeGroup{cause: c}
 			seen[c] = g
 			groups = append(groups, g)
 		}
@@ -104,10 +106,61 @@ func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []c
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s: %s", strings.Join(hosts, ", "), g.reason, g.message))
 	}
+	if held := heldBrokers(byIndex); held > 0 && unschedulable(groups) {
+		parts = append(parts, fmt.Sprintf("%d %s scheduled and waiting for the rest, which cannot be scheduled: %s (%s)",
+			held, plural(held, "broker is", "brokers are"), holdingFix, HoldingDocs))
+	}
 	if len(parts) == 0 {
 		return report{reason: reason, message: head}
 	}
 	return report{reason: reason, message: head + "; " + strings.Join(parts, "; ")}
+}
+
+// HoldingDocs is where a user reads how a MiniCluster starts, and what
+// a platform turns on so that it starts whole.
+const HoldingDocs = "docs/minicluster.md#how-a-minicluster-starts"
+
+// holdingFix says what a MiniCluster that holds part of its brokers costs
+// and what starts it whole. Flux's brokers wait for their quorum, so the
+// ones that run do nothing while they keep their share of the nodes, and
+// MiniClusters that each hold part of theirs wait for one another until
+// their deadlines.
+const holdingFix = "they keep their share of the nodes and do nothing until then, and MiniClusters that each hold part of theirs wait for one another; queue MiniClusters with Kueue, which starts a Job whole, or run fewer at once"
+
+// heldBrokers counts the broker indexes whose newest pod is on a node and
+// still runs: what the MiniCluster holds of the cluster.
+func heldBrokers(byIndex map[int][]*corev1.Pod) int {
+	held := 0
+	for _, pods := range byIndex {
+		var newest *corev1.Pod
+		for _, p := range pods {
+			if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) {
+				newest = p
+			}
+		}
+		if newest.Spec.NodeName != "" && newest.DeletionTimestamp == nil && newest.Status.Phase != corev1.PodSucceeded && newest.Status.Phase != corev1.PodFailed {
+			held++
+		}
+	}
+	return held
+}
+
+// unschedulable tells whether some broker waits because the scheduler
+// finds no node for it.
+func unschedulable(groups []*causeGroup) bool {
+	for _, g := range groups {
+		if g.reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // indexCause is why the broker of one index is not up: the newest of its

@@ -34,6 +34,12 @@ func brokerPod(index, suffix string, created int, st corev1.PodStatus) corev1.Po
 	}
 }
 
+// onNode is pod as the scheduler bound it.
+func onNode(pod corev1.Pod) corev1.Pod {
+	pod.Spec.NodeName = "node-1"
+	return pod
+}
+
 var (
 	podUp = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 	// podCreating has been scheduled and waits for its containers.
@@ -123,6 +129,27 @@ func TestBrokersReport(t *testing.T) {
 			reason: "The scheduler's reason and message.",
 			pods:   []corev1.Pod{brokerPod("0", "a", 1, unschedulable)},
 			want:   report{reason: "Unschedulable", message: "0 of 4 brokers up; flux-sample-0: Unschedulable: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."},
+		},
+		"HoldsPartOfItsBrokers": {
+			reason: "Two brokers run on a node while the other two cannot be scheduled: the MiniCluster says it holds them, why the rest wait, and what starts it whole.",
+			ready:  2,
+			pods: []corev1.Pod{
+				onNode(brokerPod("0", "a", 1, podUp)), onNode(brokerPod("1", "b", 1, podUp)),
+				brokerPod("2", "c", 1, unschedulable), brokerPod("3", "d", 1, unschedulable),
+			},
+			want: report{reason: "Unschedulable", message: "2 of 4 brokers up; flux-sample-2, flux-sample-3: Unschedulable: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.; " +
+				"2 brokers are scheduled and waiting for the rest, which cannot be scheduled: " + holdingFix + " (" + HoldingDocs + ")"},
+		},
+		"HoldsOneStillCreating": {
+			reason: "A broker on its node but not up yet is held too.",
+			pods:   []corev1.Pod{onNode(brokerPod("0", "a", 1, podCreating)), brokerPod("1", "b", 1, unschedulable)},
+			want: report{reason: "Unschedulable", message: "0 of 4 brokers up; flux-sample-1: Unschedulable: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.; " +
+				"1 broker is scheduled and waiting for the rest, which cannot be scheduled: " + holdingFix + " (" + HoldingDocs + ")"},
+		},
+		"HoldsNothing": {
+			reason: "None scheduled: nothing is held, the scheduler's reason alone.",
+			pods:   []corev1.Pod{brokerPod("0", "a", 1, unschedulable), brokerPod("1", "b", 1, unschedulable)},
+			want:   report{reason: "Unschedulable", message: "0 of 4 brokers up; flux-sample-0, flux-sample-1: Unschedulable: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."},
 		},
 		"InitError": {
 			reason: "The Flux view's init container failed: Init:Error with its exit code and termination message.",
