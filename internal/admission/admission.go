@@ -69,6 +69,9 @@ const (
 	// LookupExisting + a composition resource name (render.Key*) is an
 	// existing object of the name that resource takes.
 	LookupExisting = "existing-"
+	// LookupClaim is the claim of a claim-shape composite: its uid tells
+	// the burst controller's certificate copy for it.
+	LookupClaim = "claim"
 )
 
 // Lookup is one object the room needs from the cluster to decide.
@@ -167,6 +170,10 @@ func Decide(in Input) Decision {
 	for _, s := range need.Secrets {
 		d.Lookups = append(d.Lookups, Lookup{Name: LookupSecret + s, APIVersion: "v1", Kind: "Secret", Namespace: ns, Object: s})
 	}
+	claimLookup := !in.Self.Namespaced && readsCertificateCopy(mc, exempt)
+	if claimLookup {
+		d.Lookups = append(d.Lookups, Lookup{Name: LookupClaim, APIVersion: v1alpha2.SchemeGroupVersion.String(), Kind: v1alpha2.ClaimKind, Namespace: ns, Object: in.Self.MiniCluster})
+	}
 	for _, o := range judged {
 		if _, own := in.Trust.Own[o.Name]; own {
 			continue // this MiniCluster's, judged for what it would become
@@ -192,6 +199,14 @@ func Decide(in Input) Decision {
 		return d
 	}
 	c := Cluster{CompositeUID: in.Self.UID, NamespaceLabels: in.labelsOf(LookupNamespace), Secrets: map[string]Secret{}}
+	switch {
+	case in.Self.Namespaced:
+		c.ClaimUID = in.Self.UID // the tenant's MiniCluster is the composite
+	case claimLookup:
+		if found := in.answers[LookupClaim]; len(found) > 0 {
+			c.ClaimUID = string(found[0].GetUID())
+		}
+	}
 	if c.NamespaceLabels == nil {
 		c.NamespaceLabels = map[string]string{}
 	}
@@ -200,7 +215,7 @@ func Decide(in Input) Decision {
 	}
 	for _, s := range need.Secrets {
 		if found := in.answers[LookupSecret+s]; len(found) > 0 {
-			sec := Secret{Labels: found[0].GetLabels()}
+			sec := Secret{Labels: found[0].GetLabels(), ForClaimUID: found[0].GetAnnotations()[v1alpha2.AnnotationBurstClaimUID]}
 			if owner := metav1.GetControllerOf(found[0]); owner != nil {
 				sec.ControllerUID = string(owner.UID)
 			}

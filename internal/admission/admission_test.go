@@ -17,6 +17,7 @@ import (
 )
 
 const (
+	claimUID = "5c2d7e11-1b2c-4d3e-8f40-112233445566"
 	selfUID  = "3b0d4b61-6a3e-4f3c-9b8e-0f4c2a1d7e55"
 	otherUID = "99999999-2222-4333-8444-555555555555"
 	jobHash  = "0123456789abcdef"
@@ -442,29 +443,32 @@ func TestSecrets(t *testing.T) {
 			secrets: map[string]Secret{"flux-sample-curve-cert": {ControllerUID: selfUID}},
 		},
 		"BurstCopy": {
-			reason: "The burst controller's copy, labelled with the Burst that made the MiniCluster too.",
+			reason:  "The burst controller's copy, annotated with the uid of the MiniCluster it was written for: this one.",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.CurveCertSecret = "flux-sample-curve-cert" },
+			secrets: map[string]Secret{"flux-sample-curve-cert": {Labels: labels(burst), ForClaimUID: claimUID}},
+		},
+		"CopyForAnotherMiniCluster": {
+			reason: "A copy written for another MiniCluster of this name (the tenant deleted the burst MiniCluster and made its own, with the Burst's labels): not this one's.",
 			mutate: func(mc *v1alpha2.MiniCluster) {
 				mc.Spec.Flux.CurveCertSecret = "flux-sample-curve-cert"
 				mc.Labels = labels(burst)
 			},
-			secrets: map[string]Secret{"flux-sample-curve-cert": {Labels: labels(burst)}},
+			secrets: map[string]Secret{"flux-sample-curve-cert": {Labels: labels(burst), ForClaimUID: "0b6c1e2a-0000-4000-8000-00000000dead"}},
+			want:    []string{"spec.flux.curveCertSecret"},
 		},
-		"AnotherBurstsCopy": {
-			reason: "Another Burst's copy is not this MiniCluster's.",
+		"ForgedBurstLabels": {
+			reason: "The Burst's labels on the MiniCluster and the Secret prove nothing: a tenant writes its MiniCluster's labels.",
 			mutate: func(mc *v1alpha2.MiniCluster) {
 				mc.Spec.Flux.CurveCertSecret = "flux-sample-curve-cert"
-				mc.Labels = labels([]string{v1alpha2.LabelBurstName + "=c", v1alpha2.LabelBurstNamespace + "=root-ns"})
+				mc.Labels = labels(burst)
 			},
 			secrets: map[string]Secret{"flux-sample-curve-cert": {Labels: labels(burst)}},
 			want:    []string{"spec.flux.curveCertSecret"},
 		},
-		"BurstLabelsElsewhere": {
-			reason: "Burst labels on a Secret of another name exempt nothing.",
-			mutate: func(mc *v1alpha2.MiniCluster) {
-				mc.Spec.Flux.CurveCertSecret = "root-curve-cert"
-				mc.Labels = labels(burst)
-			},
-			secrets: map[string]Secret{"root-curve-cert": {Labels: labels(burst)}},
+		"CopyElsewhere": {
+			reason:  "A copy for this MiniCluster under another name exempts nothing.",
+			mutate:  func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.CurveCertSecret = "root-curve-cert" },
+			secrets: map[string]Secret{"root-curve-cert": {ForClaimUID: claimUID}},
 			want:    []string{"spec.flux.curveCertSecret"},
 		},
 	}
@@ -474,7 +478,7 @@ func TestSecrets(t *testing.T) {
 			tc.mutate(mc)
 			p := v1beta1.Policy{}.Effective()
 			var got []string
-			for _, r := range CheckCluster(p, mc, tc.exempt, Cluster{CompositeUID: selfUID, Secrets: tc.secrets}) {
+			for _, r := range CheckCluster(p, mc, tc.exempt, Cluster{CompositeUID: selfUID, ClaimUID: claimUID, Secrets: tc.secrets}) {
 				if r.Key != "policy.secrets" {
 					t.Errorf("%s\nrefusal of key %s, want policy.secrets", tc.reason, r.Key)
 				}
@@ -601,4 +605,76 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestDecideClaimUID: the burst controller's copy is recognised by the uid
+// of the tenant's MiniCluster object: the v2 composite's own, or, in the
+// claim shape, the claim's, which is looked up.
+func TestDecideClaimUID(t *testing.T) {
+	burst := func(mc *v1alpha2.MiniCluster) { mc.Spec.Flux.CurveCertSecret = "flux-sample-curve-cert" }
+	secretFor := func(uid string) []*unstructured.Unstructured {
+		s := object("Secret", "tenant-a", "flux-sample-curve-cert", "")
+		s.SetAnnotations(map[string]string{v1alpha2.AnnotationBurstClaimUID: uid})
+		return []*unstructured.Unstructured{s}
+	}
+	claim := object("MiniCluster", "tenant-a", "flux-sample", "")
+	claim.SetUID(types.UID(claimUID))
+	cases := map[string]struct {
+		reason  string
+		self    Self
+		secret  []*unstructured.Unstructured
+		lookups []string
+		refused bool
+	}{
+		"V2": {
+			reason:  "v2: the copy names the MiniCluster, which is the composite.",
+			self:    v2Self,
+			secret:  secretFor(selfUID),
+			lookups: []string{"namespace", "secret/flux-sample-curve-cert", "existing-entrypoint", "existing-job", "existing-service"},
+		},
+		"Claims": {
+			reason:  "Claims: the copy names the claim; its uid is looked up.",
+			self:    claimSelf,
+			secret:  secretFor(claimUID),
+			lookups: []string{"namespace", "secret/flux-sample-curve-cert", "claim", "existing-entrypoint", "existing-job", "existing-service"},
+		},
+		"ClaimsCopyForTheComposite": {
+			reason:  "Claims: a copy naming the composite's uid was not written for the claim.",
+			self:    claimSelf,
+			secret:  secretFor(selfUID),
+			lookups: []string{"namespace", "secret/flux-sample-curve-cert", "claim", "existing-entrypoint", "existing-job", "existing-service"},
+			refused: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := plantest.HelloPlan(t, burst)
+			objs := render.Render(render.Input{Plan: p})
+			d := Decide(Input{
+				Policy: v1beta1.Policy{}.Effective(), Self: tc.self, Plan: p, Objects: objs, Trust: Trusted(tc.self, nil),
+				Answer: func(name string) ([]*unstructured.Unstructured, bool) {
+					switch name {
+					case "secret/flux-sample-curve-cert":
+						return tc.secret, true
+					case LookupClaim:
+						return []*unstructured.Unstructured{claim}, true
+					}
+					return nil, true
+				},
+			})
+			var lookups []string
+			for _, l := range d.Lookups {
+				lookups = append(lookups, l.Name)
+			}
+			if diff := cmp.Diff(tc.lookups, lookups, cmpSorted); diff != "" {
+				t.Errorf("%s\nlookups: -want, +got:\n%s", tc.reason, diff)
+			}
+			if got := d.Refused != nil; got != tc.refused {
+				t.Errorf("%s\nrefused %t, want %t: %+v", tc.reason, got, tc.refused, d.Refused)
+			}
+			if tc.refused && !strings.Contains(d.Refused.Message, "(policy.secrets)") {
+				t.Errorf("%s\nrefusal %q, want policy.secrets", tc.reason, d.Refused.Message)
+			}
+		})
+	}
 }

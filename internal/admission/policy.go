@@ -272,6 +272,10 @@ type Secret struct {
 	Labels map[string]string
 	// ControllerUID is the uid of its controller, "" when it has none.
 	ControllerUID string
+	// ForClaimUID is the burst controller's record of the burst
+	// MiniCluster it copied a root's certificate for (its
+	// v1alpha2.AnnotationBurstClaimUID annotation), "" when it has none.
+	ForClaimUID string
 }
 
 // Cluster is what the cluster holds of the objects Needs named.
@@ -279,6 +283,10 @@ type Cluster struct {
 	// CompositeUID is the uid of the MiniCluster's composite: a Secret it
 	// controls is its own.
 	CompositeUID string
+	// ClaimUID is the uid of the tenant's MiniCluster object (the v2
+	// composite itself, or the claim), "" when unknown: a certificate copy
+	// the burst controller wrote for it is its own.
+	ClaimUID string
 	// NamespaceLabels of the MiniCluster's namespace.
 	NamespaceLabels map[string]string
 	// ServiceAccount's labels; nil when it does not exist.
@@ -311,7 +319,7 @@ func CheckCluster(p v1beta1.Policy, mc *v1alpha2.MiniCluster, e Exempt, c Cluste
 		}
 		wanted[r.name] = false
 		sec, ok := c.Secrets[r.name]
-		if ok && (v1beta1.LabelledAllowed(sec.Labels) || ownCertificate(mc, r.name, sec, c.CompositeUID)) {
+		if ok && (v1beta1.LabelledAllowed(sec.Labels) || ownCertificate(mc, r.name, sec, c)) {
 			continue
 		}
 		why := fmt.Sprintf("Secret %q is not labelled %s=%s, nor one of policy.secrets.names (%s)", r.name, v1beta1.LabelAllowed, v1beta1.AllowedValue, list(p.Secrets.Names))
@@ -342,22 +350,32 @@ type secretRef struct {
 }
 
 // ownCertificate tells whether sec, named name, is mc's own certificate
-// Secret although mc does not compose it in this run: one this composite
-// controls, or the burst controller's copy of a root's certificate for
-// the burst MiniCluster it made (both carry the same Burst's labels; the
-// controller refuses a target namespace where a MiniCluster of that name
-// is not its own, so no tenant's MiniCluster carries them beside its
-// copy). Never the name alone: any Secret of the namespace can be named
-// <name>-curve-cert.
-func ownCertificate(mc *v1alpha2.MiniCluster, name string, sec Secret, compositeUID string) bool {
+// Secret although mc does not compose it in this run: one its composite
+// controls, or the burst controller's copy of a root's certificate
+// written for this very MiniCluster, as its annotation records by the
+// MiniCluster's uid. Never by name or labels: any Secret of the namespace
+// can be named <name>-curve-cert, and a tenant writes its MiniCluster's
+// labels (the Burst's among them) as it likes, or deletes the burst
+// MiniCluster and creates its own of that name; its uid is the API
+// server's.
+func ownCertificate(mc *v1alpha2.MiniCluster, name string, sec Secret, c Cluster) bool {
 	if name != plan.CurveSecretOf(mc.Name) {
 		return false
 	}
-	if compositeUID != "" && sec.ControllerUID == compositeUID {
-		return true
+	return (c.CompositeUID != "" && sec.ControllerUID == c.CompositeUID) || (c.ClaimUID != "" && sec.ForClaimUID == c.ClaimUID)
+}
+
+// readsCertificateCopy tells whether mc reads a Secret of its own
+// certificate's name that it does not compose, and so may need its claim's
+// uid to tell the burst controller's copy for it from any other.
+func readsCertificateCopy(mc *v1alpha2.MiniCluster, e Exempt) bool {
+	own := plan.CurveSecretOf(mc.Name)
+	for _, r := range secretRefs(mc, e) {
+		if r.name == own {
+			return true
+		}
 	}
-	burst, ns := mc.Labels[v1alpha2.LabelBurstName], mc.Labels[v1alpha2.LabelBurstNamespace]
-	return burst != "" && ns != "" && sec.Labels[v1alpha2.LabelBurstName] == burst && sec.Labels[v1alpha2.LabelBurstNamespace] == ns
+	return false
 }
 
 // secretRefs are the Secrets mc reads, in claim order: environment
