@@ -137,6 +137,19 @@ func render(ctx context.Context, o options) ([]byte, error) {
 			args = append(args, "--observed-resources="+observed)
 		}
 	}
+	if clusterFile != "" && o.Shape == "v2" {
+		// In the v2 shape the tenant's MiniCluster is the composite: a copy
+		// of it among the cluster's objects (for a claim-shape composite to
+		// look its claim up) would stand in for the composite itself.
+		dir, err := os.MkdirTemp("", "render-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir) //nolint:errcheck // temporary
+		if clusterFile, err = withoutComposite(clusterFile, filepath.Join(o.Example, xr), dir); err != nil {
+			return nil, err
+		}
+	}
 	if clusterFile != "" {
 		args = append(args, "--required-resources="+clusterFile)
 	}
@@ -206,4 +219,43 @@ func waitForPort(ctx context.Context, addr string, timeout time.Duration) error 
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// withoutComposite writes into dir the objects of the YAML stream
+// clusterFile but the one of xrFile's kind, namespace and name, and
+// returns the file's path ("" when nothing is left).
+func withoutComposite(clusterFile, xrFile, dir string) (string, error) {
+	xrBytes, err := os.ReadFile(xrFile)
+	if err != nil {
+		return "", err
+	}
+	xr, err := driver.ReadMiniCluster(xrBytes)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(clusterFile)
+	if err != nil {
+		return "", err
+	}
+	objs, err := driver.ParseObjects(b)
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: %w", clusterFile, err)
+	}
+	var out bytes.Buffer
+	for _, u := range objs {
+		if u.GroupVersionKind() == xr.GroupVersionKind() && u.GetNamespace() == xr.GetNamespace() && u.GetName() == xr.GetName() {
+			continue
+		}
+		y, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return "", err
+		}
+		out.WriteString("---\n")
+		out.Write(y)
+	}
+	if out.Len() == 0 {
+		return "", nil
+	}
+	path := filepath.Join(dir, driver.ExampleClusterFile)
+	return path, os.WriteFile(path, out.Bytes(), 0o600)
 }
