@@ -669,3 +669,341 @@ func (s *state) unchangedOutside(now *state) error {
 	}
 	return nil
 }
+
+// TestTenantPolicyFindings is the rest of issue 33 ("one admission room
+// that trusts nothing it observes") on the real control plane: what the
+// review of the admission path found a tenant with MiniCluster rights only
+// could get past the default policy. Each is refused before anything is
+// composed, with Valid=False naming the policy key, the claim's field and
+// the fix, and nothing outside the namespace changes:
+//
+//   - the platform's pull secret (defaults.imagePullSecrets) is exempt from
+//     policy.secrets as a pull secret only, not mounted or read into env;
+//   - a MiniCluster's own certificate is the Secret it composed, not any
+//     Secret named <name>-curve-cert;
+//   - label keys are matched as domains (statefulset.kubernetes.io/ is
+//     kubernetes.io/'s), and Kueue's priority class is the platform's;
+//   - annotations that steer a mesh, the CNI or cloud identity after the
+//     function judged the pod are refused unless the platform allows them;
+//   - tolerations of cordoned nodes and of the pressure taints are
+//     forbidden by default;
+//   - a seccomp localhostProfile with ".." is refused as the API server
+//     refuses it (it used to be Valid=True for a Job the API server then
+//     refused);
+//   - the services Pod gets the Job's deadline and goes when the Job ends.
+func TestTenantPolicyFindings(t *testing.T) { testTenantPolicyFindings(t, controlPlane(t)) }
+
+// TestTenantPolicyFindingsV2 is TestTenantPolicyFindings in the Crossplane
+// v2 shape.
+func TestTenantPolicyFindingsV2(t *testing.T) { testTenantPolicyFindings(t, controlPlaneV2(t)) }
+
+// policyFinding is one of issue 33's findings, as a MiniCluster named after
+// its case.
+type policyFinding struct {
+	reason string
+	// spec is merged into hello-world's spec, as YAML.
+	spec string
+	// refusal is Valid=False's reason (Policy when ""); key the policy key
+	// the refusal names ("" for InvalidSpec), fields the claim's fields.
+	refusal string
+	key     string
+	fields  []string
+	// allowed: the case composes (what an exemption still allows).
+	allowed bool
+}
+
+// helloContainer is hello-world's container, for cases that replace
+// spec.containers.
+const helloContainer = `
+containers:
+  - image: ubuntu:noble
+    command: echo hello world`
+
+func testTenantPolicyFindings(t *testing.T, cp *harness.ControlPlane) {
+	const (
+		ns       = "tenant-findings"
+		user     = "mallory"
+		regcred  = "regcred"      // the platform's pull secret
+		ownCert  = "x-curve-cert" // MiniCluster x's name, made by an admin
+		services = "svc"
+	)
+	top := t
+	createNamespace(t, cp, ns)
+	tenant, err := cp.AsTenant(ctx(t), ns, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cases := map[string]policyFinding{
+		"pull-volume": {
+			reason: "The platform's registry credentials mounted as a volume: the exemption of defaults.imagePullSecrets is for pulling images only.",
+			spec:   helloContainer + "\n    volumes: {creds: {secretName: " + regcred + ", path: /creds}}",
+			key:    "policy.secrets",
+			fields: []string{"spec.containers[0].volumes[creds].secretName"},
+		},
+		"pull-env": {
+			reason: "The platform's registry credentials read into an environment variable.",
+			spec:   helloContainer + "\n    secrets: {CREDS: {name: " + regcred + ", key: .dockerconfigjson}}",
+			key:    "policy.secrets",
+			fields: []string{"spec.containers[0].secrets[CREDS].name"},
+		},
+		"pull-image": {
+			reason:  "The platform's pull secret named as a pull secret: what the exemption is for.",
+			spec:    helloContainer + "\n    imagePullSecret: " + regcred,
+			allowed: true,
+		},
+		"x": {
+			reason: "A Secret named like MiniCluster x's own certificate, which x did not compose (an admin made it, unlabelled): the exemption is for the Secret x composed.",
+			spec:   `flux: {curveCertSecret: ` + ownCert + `}`,
+			key:    "policy.secrets",
+			fields: []string{"spec.flux.curveCertSecret"},
+		},
+		"label-sts": {
+			reason: "statefulset.kubernetes.io/pod-name receives a StatefulSet pod's own traffic; it is in kubernetes.io/, matched as a domain.",
+			spec:   `pod: {labels: {statefulset.kubernetes.io/pod-name: web-0}}`,
+			key:    "policy.metadata.forbiddenPrefixes",
+			fields: []string{"spec.pod.labels[statefulset.kubernetes.io/pod-name]"},
+		},
+		"label-evict": {
+			reason: "cluster-autoscaler.kubernetes.io/safe-to-evict steers the cluster autoscaler; it is in kubernetes.io/, matched as a domain.",
+			spec:   `pod: {labels: {cluster-autoscaler.kubernetes.io/safe-to-evict: "false"}}`,
+			key:    "policy.metadata.forbiddenPrefixes",
+			fields: []string{"spec.pod.labels[cluster-autoscaler.kubernetes.io/safe-to-evict]"},
+		},
+		"kueue-job": {
+			reason: "Kueue's priority class on the Job: cluster-scoped, it takes another team's quota by preemption.",
+			spec:   `jobLabels: {kueue.x-k8s.io/priority-class: high}`,
+			key:    "policy.kueue.priorityClasses",
+			fields: []string{"spec.jobLabels[kueue.x-k8s.io/priority-class]"},
+		},
+		"kueue-pod": {
+			reason: "Kueue's priority class on the pods.",
+			spec:   `pod: {labels: {kueue.x-k8s.io/priority-class: high}}`,
+			key:    "policy.kueue.priorityClasses",
+			fields: []string{"spec.pod.labels[kueue.x-k8s.io/priority-class]"},
+		},
+		"ann-istio": {
+			reason: "Istio's sidecar injector mounts whatever sidecar.istio.io/userVolume says, after the function judged the pod.",
+			spec:   `pod: {annotations: {sidecar.istio.io/userVolume: '[{"name":"host","hostPath":{"path":"/"}}]'}}`,
+			key:    "policy.metadata.allowedAnnotationPrefixes",
+			fields: []string{"spec.pod.annotations[sidecar.istio.io/userVolume]"},
+		},
+		"ann-multus": {
+			reason: "Multus attaches the pods to another namespace's network.",
+			spec:   `pod: {annotations: {k8s.v1.cni.cncf.io/networks: kube-system/host-net}}`,
+			key:    "policy.metadata.allowedAnnotationPrefixes",
+			fields: []string{"spec.pod.annotations[k8s.v1.cni.cncf.io/networks]"},
+		},
+		"ann-iam": {
+			reason: "kube2iam and kiam give the pods the cloud role the annotation names.",
+			spec:   `pod: {annotations: {iam.amazonaws.com/role: "arn:aws:iam::123456789012:role/admin"}}`,
+			key:    "policy.metadata.allowedAnnotationPrefixes",
+			fields: []string{"spec.pod.annotations[iam.amazonaws.com/role]"},
+		},
+		"tol-unsched": {
+			reason: "A toleration of node.kubernetes.io/unschedulable: pods on cordoned and draining nodes.",
+			spec:   `pod: {tolerations: [{key: node.kubernetes.io/unschedulable, operator: Exists, effect: NoSchedule}]}`,
+			key:    "policy.tolerations.forbiddenKeys",
+			fields: []string{"spec.pod.tolerations[0]"},
+		},
+		"tol-memory": {
+			reason: "A toleration of node.kubernetes.io/memory-pressure: pods on nodes the kubelet is evicting from.",
+			spec:   `pod: {tolerations: [{key: node.kubernetes.io/memory-pressure, operator: Exists, effect: NoSchedule}]}`,
+			key:    "policy.tolerations.forbiddenKeys",
+			fields: []string{"spec.pod.tolerations[0]"},
+		},
+		"seccomp": {
+			reason:  "A seccomp localhostProfile that climbs out of the kubelet's seccomp directory: the API server refuses the Job, so it must not be Valid.",
+			spec:    helloContainer + "\n    securityContext: {seccompProfile: {type: Localhost, localhostProfile: ../../x}}",
+			refusal: "InvalidSpec",
+			fields:  []string{"spec.containers[0].securityContext.seccompProfile.localhostProfile"},
+		},
+		"seccomp-pod": {
+			reason:  "The same in the pods' security context.",
+			spec:    `pod: {securityContext: {seccompProfile: {type: Localhost, localhostProfile: ../../x}}}`,
+			refusal: "InvalidSpec",
+			fields:  []string{"spec.pod.securityContext.seccompProfile.localhostProfile"},
+		},
+	}
+	names := make([]string, 0, len(cases))
+	for name := range cases {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+
+	// What the platform and its admins made: a pull secret every pod gets
+	// (defaults.imagePullSecrets) and a Secret named like x's certificate;
+	// neither is labelled for MiniClusters.
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: regcred}, Type: corev1.SecretTypeDockerConfigJson,
+			StringData: map[string]string{corev1.DockerConfigJsonKey: `{"auths":{}}`}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ownCert}, StringData: map[string]string{"curve.cert": "the admin's"}},
+	} {
+		if err := cp.Client.Create(ctx(t), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if _, err := cp.SetPolicyAndDefaults(context.Background(), cp.Options().Policy, nil); err != nil {
+			t.Errorf("cannot restore the Composition's defaults: %v", err)
+		}
+	})
+	if _, err := cp.SetPolicyAndDefaults(ctx(t), cp.Options().Policy, map[string]any{"imagePullSecrets": []string{regcred}}); err != nil {
+		t.Fatal(err)
+	}
+
+	before := clusterState(t, cp, ns)
+	// Not steps: each tells its own finding, whatever the others do.
+	t.Run("every finding is refused with its key, field and fix, and nothing is composed", func(t *testing.T) {
+		for _, name := range names {
+			createTenantClaim(t, top, cp, tenant, tenantClaim(t, cp, ns, name, cases[name].spec))
+		}
+		for _, name := range names {
+			tc := cases[name]
+			t.Run(name, func(t *testing.T) {
+				t.Parallel() // a refusal takes a few seconds; a failure waits two minutes
+				if tc.allowed {
+					waitComposed(t, cp, ns, name)
+					job := getJob(t, cp, ns, name)
+					if !hasPullSecret(job.Spec.Template.Spec.ImagePullSecrets, regcred) {
+						t.Errorf("%s\nJob %s pulls with %v, want %s", tc.reason, name, job.Spec.Template.Spec.ImagePullSecrets, regcred)
+					}
+					return
+				}
+				waitFinding(t, cp, ns, name, tc)
+				if err := nothingComposed(t, cp, ns, name); err != nil {
+					t.Errorf("%s\n%v", tc.reason, err)
+				}
+			})
+		}
+	})
+
+	t.Run("nothing outside the namespace changed, and nothing was composed later", func(t *testing.T) {
+		consistently(t, 5*time.Second, "no finding composes anything", func() error {
+			var errs []string
+			for _, name := range names {
+				if cases[name].allowed {
+					continue
+				}
+				if err := nothingComposed(t, cp, ns, name); err != nil {
+					errs = append(errs, err.Error())
+				}
+			}
+			return errorsJoin(errs)
+		})
+		if err := before.unchangedOutside(clusterState(t, cp, ns)); err != nil {
+			t.Error(err)
+		}
+	})
+
+	t.Run("the services Pod has the Job's deadline and goes when the Job ends", func(t *testing.T) {
+		createTenantClaim(t, top, cp, tenant, tenantClaim(t, cp, ns, services, `
+size: 2
+services:
+  - name: web
+    image: ubuntu:noble
+    command: sleep infinity`))
+		waitComposed(t, cp, ns, services)
+		pod := &corev1.Pod{}
+		eventually(t, time.Minute, "Pod "+services+"-services exists", func() error {
+			return cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: services + "-services"}, pod)
+		})
+		job := getJob(t, cp, ns, services)
+		if job.Spec.ActiveDeadlineSeconds == nil {
+			t.Fatalf("Job %s has no activeDeadlineSeconds: the test needs one to compare with", services)
+		}
+		if got, want := pod.Spec.ActiveDeadlineSeconds, *job.Spec.ActiveDeadlineSeconds; got == nil || *got != want {
+			t.Errorf("Pod %s activeDeadlineSeconds = %v, want the Job's %d: it would outlive policy.maxDeadlineSeconds", pod.Name, deref(got), want)
+		}
+
+		// Play the kubelet for the services Pod too, as on a node where it
+		// runs: the Pod must go because the Job ended, not because it never
+		// started.
+		if err := cp.ReportPodRunning(ctx(t), pod); err != nil {
+			t.Fatal(err)
+		}
+		runningCluster(t, cp, ns, services)
+		terminatePod(t, cp, indexPod(t, cp, ns, services, 0), 0)
+		waitJobCondition(t, cp, ns, services, batchv1.JobComplete)
+		eventually(t, 2*time.Minute, "the services Pod is deleted once the Job has ended", func() error {
+			p := &corev1.Pod{}
+			err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: services + "-services"}, p)
+			switch {
+			case kerrors.IsNotFound(err):
+				return nil
+			case err != nil:
+				return err
+			case p.DeletionTimestamp != nil:
+				return nil
+			}
+			return fmt.Errorf("Pod %s is still there (phase %s) after its Job ended", p.Name, p.Status.Phase)
+		})
+	})
+}
+
+// waitFinding waits until a MiniCluster is refused as tc says: Valid=False
+// with its reason and a message that names each of its fields, and for the
+// policy's refusals the key in parentheses, a fix, and that nothing was
+// composed or changed. Valid=True fails at once: it was composed.
+func waitFinding(t *testing.T, cp *harness.ControlPlane, ns, name string, tc policyFinding) {
+	t.Helper()
+	reason := tc.refusal
+	if reason == "" {
+		reason = reasonPolicy
+	}
+	msg := waitValidFalse(t, cp, ns, name, reason, func() string {
+		if err := nothingComposed(t, cp, ns, name); err != nil {
+			return err.Error()
+		}
+		return "nothing composed yet"
+	})
+	var missing []string
+	if tc.key != "" {
+		if !strings.Contains(msg, "("+tc.key+")") && !strings.Contains(msg, "("+tc.key+":") {
+			missing = append(missing, "the policy key ("+tc.key+")")
+		} else if !refusalHasFix(msg, tc.key) {
+			missing = append(missing, "a fix after the reason")
+		}
+	}
+	for _, f := range tc.fields {
+		if !strings.Contains(msg, f) {
+			missing = append(missing, "the field "+f)
+		}
+	}
+	if reason == reasonPolicy && !strings.Contains(msg, "nothing was composed or changed") {
+		missing = append(missing, `that "nothing was composed or changed"`)
+	}
+	if len(missing) > 0 {
+		t.Errorf("%s\nValid=False (%s) says %q; want it to name %s", tc.reason, reason, msg, strings.Join(missing, ", "))
+	}
+}
+
+// reasonPolicy is the reason of Valid=False for what the policy
+// refuses.
+const reasonPolicy = "Policy"
+
+// refusalHasFix tells whether the refusal that names key goes on, after its
+// reason, with a fix: "<field>: refused by the platform's policy (<key>):
+// <why>; <fix>". What follows the reason is neither the closing "nothing
+// was composed or changed" nor the next refusal.
+func refusalHasFix(msg, key string) bool {
+	i := strings.Index(msg, "("+key)
+	if i < 0 {
+		return false
+	}
+	parts := strings.Split(msg[i:], "; ")
+	if len(parts) < 2 {
+		return false
+	}
+	next := strings.TrimSpace(parts[1])
+	return next != "" && !strings.HasPrefix(next, "nothing was composed") && !strings.Contains(next, "refused by")
+}
+
+func hasPullSecret(refs []corev1.LocalObjectReference, name string) bool {
+	for _, r := range refs {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
