@@ -16,7 +16,11 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -155,12 +159,12 @@ func TestTenantGraftV2(t *testing.T) {
 			}
 			return orphansUnchanged(orphaned, now)
 		})
-		events, open := seen()
+		events, ended := seen()
 		if len(events) > 0 {
 			t.Errorf("the watch on Pod %s/%s-services saw %s: want no such Pod, ever", ns, name, strings.Join(events, "; "))
 		}
-		if !open {
-			t.Errorf("the watch on Pod %s/%s-services ended early: cannot tell that no such Pod was ever created", ns, name)
+		if ended != "" {
+			t.Errorf("the watch on Pod %s/%s-services ended early (%s): cannot tell that no such Pod was ever created", ns, name, ended)
 		}
 		if err := before.unchangedOutside(clusterState(t, cp, ns)); err != nil {
 			t.Error(err)
@@ -197,8 +201,8 @@ func TestTenantGraftV2(t *testing.T) {
 			}
 			return orphansUnchanged(orphaned, now)
 		})
-		if events, open := seen(); len(events) > 0 || !open {
-			t.Errorf("the watch on Pod %s/%s-services saw %v (open %v): want no such Pod, ever, and the watch open", ns, other, events, open)
+		if events, ended := seen(); len(events) > 0 || ended != "" {
+			t.Errorf("the watch on Pod %s/%s-services saw %v (ended early: %q): want no such Pod, ever, seen by a watch that covers the whole time", ns, other, events, ended)
 		}
 	})
 }
@@ -354,49 +358,71 @@ func hostPaths(p *corev1.Pod) []string {
 }
 
 // watchPod watches Pod ns/name from now on, so that a Pod created and
-// deleted between two looks is seen too. The returned func gives every
-// event seen so far and whether the watch is still open (a watch the API
-// server ended can no longer tell that nothing happened). The watch stops
-// when the test ends.
-func watchPod(t *testing.T, cp *harness.ControlPlane, ns, name string) func() ([]string, bool) {
+// deleted between two looks is seen too: a list for the resourceVersion,
+// then a watch from it that is re-established where it left off when the
+// API server ends it (a RetryWatcher; a plain watch may end with an error
+// event at any time). The returned func gives every Pod event seen so far
+// and, once the watch no longer covers everything since the list (its
+// resourceVersion too old to resume from), why. The watch stops when the
+// test ends.
+func watchPod(t *testing.T, cp *harness.ControlPlane, ns, name string) func() (events []string, ended string) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithCancel(context.Background())
-	w, err := cs.CoreV1().Pods(ns).Watch(wctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx(t), metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
-		cancel()
-		t.Fatalf("cannot watch Pod %s/%s: %v", ns, name, err)
+		t.Fatalf("cannot list Pod %s/%s: %v", ns, name, err)
 	}
 	var (
 		mu     sync.Mutex
 		events []string
-		open   = true
+		ended  string
 	)
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		events = append(events, fmt.Sprintf("EXISTS Pod %s (privileged %v, hostPath volumes %v)", p.Name, privileged(p), hostPaths(p)))
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	rw, err := watchtools.NewRetryWatcherWithContext(wctx, pods.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return cs.CoreV1().Pods(ns).Watch(ctx, o)
+		},
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("cannot watch Pod %s/%s: %v", ns, name, err)
+	}
 	go func() {
-		for ev := range w.ResultChan() {
-			what := fmt.Sprintf("%s %T", ev.Type, ev.Object)
-			if p, ok := ev.Object.(*corev1.Pod); ok {
-				what = fmt.Sprintf("%s Pod %s (privileged %v, hostPath volumes %v)", ev.Type, p.Name, privileged(p), hostPaths(p))
-			}
+		for ev := range rw.ResultChan() {
 			mu.Lock()
-			events = append(events, what)
+			switch o := ev.Object.(type) {
+			case *corev1.Pod:
+				events = append(events, fmt.Sprintf("%s Pod %s (privileged %v, hostPath volumes %v)", ev.Type, o.Name, privileged(o), hostPaths(o)))
+			case *metav1.Status:
+				// The RetryWatcher passes on what it cannot resume from
+				// (410 Gone) and stops: events may have been missed.
+				ended = o.Message
+			}
 			mu.Unlock()
 		}
 		mu.Lock()
-		open = false
+		if ended == "" {
+			ended = "the watch was closed"
+		}
 		mu.Unlock()
 	}()
 	t.Cleanup(func() {
 		cancel()
-		w.Stop()
+		rw.Stop()
 	})
-	return func() ([]string, bool) {
+	return func() ([]string, string) {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]string(nil), events...), open
+		return append([]string(nil), events...), ended
 	}
 }
 

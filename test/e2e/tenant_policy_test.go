@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -562,8 +563,9 @@ func waitComposed(t *testing.T, cp *harness.ControlPlane, ns, name string) {
 }
 
 // nothingComposed checks that no object of a MiniCluster exists: none of
-// the names it composes, no pod of its Job.
-func nothingComposed(t *testing.T, cp *harness.ControlPlane, ns, name string) error {
+// the names it composes, no pod of its Job. except are names an admin
+// made, which exist whatever the MiniCluster did.
+func nothingComposed(t *testing.T, cp *harness.ControlPlane, ns, name string, except ...string) error {
 	var found []string
 	for _, o := range []struct {
 		name string
@@ -572,6 +574,9 @@ func nothingComposed(t *testing.T, cp *harness.ControlPlane, ns, name string) er
 		{name, &batchv1.Job{}}, {name, &corev1.Service{}}, {name + "-lead-broker", &corev1.Service{}},
 		{name + "-entrypoint", &corev1.ConfigMap{}}, {name + "-curve-cert", &corev1.Secret{}}, {name + "-services", &corev1.Pod{}},
 	} {
+		if slices.Contains(except, o.name) {
+			continue
+		}
 		err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: o.name}, o.obj)
 		if err == nil {
 			found = append(found, fmt.Sprintf("%T %s", o.obj, o.name))
@@ -703,13 +708,17 @@ type policyFinding struct {
 	reason string
 	// spec is merged into hello-world's spec, as YAML.
 	spec string
-	// refusal is Valid=False's reason (Policy when ""); key the policy key
-	// the refusal names ("" for InvalidSpec), fields the claim's fields.
+	// refusal is Valid=False's reason (Policy when ""); keys the policy
+	// keys of which the refusal names one (none for InvalidSpec), fields
+	// the claim's fields.
 	refusal string
-	key     string
+	keys    []string
 	fields  []string
 	// allowed: the case composes (what an exemption still allows).
 	allowed bool
+	// adminMade are objects of a name the MiniCluster would compose that
+	// an admin made: there, and not the MiniCluster's.
+	adminMade []string
 }
 
 // helloContainer is hello-world's container, for cases that replace
@@ -738,13 +747,13 @@ func testTenantPolicyFindings(t *testing.T, cp *harness.ControlPlane) {
 		"pull-volume": {
 			reason: "The platform's registry credentials mounted as a volume: the exemption of defaults.imagePullSecrets is for pulling images only.",
 			spec:   helloContainer + "\n    volumes: {creds: {secretName: " + regcred + ", path: /creds}}",
-			key:    "policy.secrets",
+			keys:   []string{"policy.secrets"},
 			fields: []string{"spec.containers[0].volumes[creds].secretName"},
 		},
 		"pull-env": {
 			reason: "The platform's registry credentials read into an environment variable.",
 			spec:   helloContainer + "\n    secrets: {CREDS: {name: " + regcred + ", key: .dockerconfigjson}}",
-			key:    "policy.secrets",
+			keys:   []string{"policy.secrets"},
 			fields: []string{"spec.containers[0].secrets[CREDS].name"},
 		},
 		"pull-image": {
@@ -753,63 +762,66 @@ func testTenantPolicyFindings(t *testing.T, cp *harness.ControlPlane) {
 			allowed: true,
 		},
 		"x": {
-			reason: "A Secret named like MiniCluster x's own certificate, which x did not compose (an admin made it, unlabelled): the exemption is for the Secret x composed.",
-			spec:   `flux: {curveCertSecret: ` + ownCert + `}`,
-			key:    "policy.secrets",
-			fields: []string{"spec.flux.curveCertSecret"},
+			reason:    "A Secret named like MiniCluster x's own certificate, which x did not compose (an admin made it, unlabelled): the exemption is for the Secret x composed.",
+			spec:      `flux: {curveCertSecret: ` + ownCert + `}`,
+			keys:      []string{"policy.secrets"},
+			fields:    []string{"spec.flux.curveCertSecret"},
+			adminMade: []string{ownCert},
 		},
 		"label-sts": {
 			reason: "statefulset.kubernetes.io/pod-name receives a StatefulSet pod's own traffic; it is in kubernetes.io/, matched as a domain.",
 			spec:   `pod: {labels: {statefulset.kubernetes.io/pod-name: web-0}}`,
-			key:    "policy.metadata.forbiddenPrefixes",
+			keys:   []string{"policy.metadata.forbiddenPrefixes"},
 			fields: []string{"spec.pod.labels[statefulset.kubernetes.io/pod-name]"},
 		},
 		"label-evict": {
 			reason: "cluster-autoscaler.kubernetes.io/safe-to-evict steers the cluster autoscaler; it is in kubernetes.io/, matched as a domain.",
 			spec:   `pod: {labels: {cluster-autoscaler.kubernetes.io/safe-to-evict: "false"}}`,
-			key:    "policy.metadata.forbiddenPrefixes",
+			keys:   []string{"policy.metadata.forbiddenPrefixes"},
 			fields: []string{"spec.pod.labels[cluster-autoscaler.kubernetes.io/safe-to-evict]"},
 		},
 		"kueue-job": {
 			reason: "Kueue's priority class on the Job: cluster-scoped, it takes another team's quota by preemption.",
 			spec:   `jobLabels: {kueue.x-k8s.io/priority-class: high}`,
-			key:    "policy.kueue.priorityClasses",
+			keys:   []string{"policy.kueue.priorityClasses"},
 			fields: []string{"spec.jobLabels[kueue.x-k8s.io/priority-class]"},
 		},
 		"kueue-pod": {
 			reason: "Kueue's priority class on the pods.",
 			spec:   `pod: {labels: {kueue.x-k8s.io/priority-class: high}}`,
-			key:    "policy.kueue.priorityClasses",
+			keys:   []string{"policy.kueue.priorityClasses"},
 			fields: []string{"spec.pod.labels[kueue.x-k8s.io/priority-class]"},
 		},
 		"ann-istio": {
 			reason: "Istio's sidecar injector mounts whatever sidecar.istio.io/userVolume says, after the function judged the pod.",
 			spec:   `pod: {annotations: {sidecar.istio.io/userVolume: '[{"name":"host","hostPath":{"path":"/"}}]'}}`,
-			key:    "policy.metadata.allowedAnnotationPrefixes",
+			// Either lock will do: not allowed, and istio.io/ is one of the
+			// default forbidden domains (the mesh's labels too).
+			keys:   []string{"policy.metadata.allowedAnnotationPrefixes", "policy.metadata.forbiddenPrefixes"},
 			fields: []string{"spec.pod.annotations[sidecar.istio.io/userVolume]"},
 		},
 		"ann-multus": {
 			reason: "Multus attaches the pods to another namespace's network.",
 			spec:   `pod: {annotations: {k8s.v1.cni.cncf.io/networks: kube-system/host-net}}`,
-			key:    "policy.metadata.allowedAnnotationPrefixes",
+			keys:   []string{"policy.metadata.allowedAnnotationPrefixes"},
 			fields: []string{"spec.pod.annotations[k8s.v1.cni.cncf.io/networks]"},
 		},
 		"ann-iam": {
 			reason: "kube2iam and kiam give the pods the cloud role the annotation names.",
 			spec:   `pod: {annotations: {iam.amazonaws.com/role: "arn:aws:iam::123456789012:role/admin"}}`,
-			key:    "policy.metadata.allowedAnnotationPrefixes",
+			keys:   []string{"policy.metadata.allowedAnnotationPrefixes"},
 			fields: []string{"spec.pod.annotations[iam.amazonaws.com/role]"},
 		},
 		"tol-unsched": {
 			reason: "A toleration of node.kubernetes.io/unschedulable: pods on cordoned and draining nodes.",
 			spec:   `pod: {tolerations: [{key: node.kubernetes.io/unschedulable, operator: Exists, effect: NoSchedule}]}`,
-			key:    "policy.tolerations.forbiddenKeys",
+			keys:   []string{"policy.tolerations.forbiddenKeys"},
 			fields: []string{"spec.pod.tolerations[0]"},
 		},
 		"tol-memory": {
 			reason: "A toleration of node.kubernetes.io/memory-pressure: pods on nodes the kubelet is evicting from.",
 			spec:   `pod: {tolerations: [{key: node.kubernetes.io/memory-pressure, operator: Exists, effect: NoSchedule}]}`,
-			key:    "policy.tolerations.forbiddenKeys",
+			keys:   []string{"policy.tolerations.forbiddenKeys"},
 			fields: []string{"spec.pod.tolerations[0]"},
 		},
 		"seccomp": {
@@ -871,8 +883,16 @@ func testTenantPolicyFindings(t *testing.T, cp *harness.ControlPlane) {
 					return
 				}
 				waitFinding(t, cp, ns, name, tc)
-				if err := nothingComposed(t, cp, ns, name); err != nil {
+				if err := nothingComposed(t, cp, ns, name, tc.adminMade...); err != nil {
 					t.Errorf("%s\n%v", tc.reason, err)
+				}
+				for _, n := range tc.adminMade {
+					s := &corev1.Secret{}
+					if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: n}, s); err != nil {
+						t.Errorf("the admin's Secret %s: %v", n, err)
+					} else if len(s.OwnerReferences) > 0 {
+						t.Errorf("%s\nthe admin's Secret %s was adopted: %v", tc.reason, n, s.OwnerReferences)
+					}
 				}
 			})
 		}
@@ -885,7 +905,7 @@ func testTenantPolicyFindings(t *testing.T, cp *harness.ControlPlane) {
 				if cases[name].allowed {
 					continue
 				}
-				if err := nothingComposed(t, cp, ns, name); err != nil {
+				if err := nothingComposed(t, cp, ns, name, cases[name].adminMade...); err != nil {
 					errs = append(errs, err.Error())
 				}
 			}
@@ -939,6 +959,30 @@ services:
 			return fmt.Errorf("Pod %s is still there (phase %s) after its Job ended", p.Name, p.Status.Phase)
 		})
 	})
+
+	// The annotation allow-list is the platform's to extend: "*" allows
+	// every key that no forbidden domain refuses. The mesh's stays
+	// refused, istio.io/ being one of the default forbidden domains.
+	t.Run(`the platform allows every annotation ("*"): the CNI's and the cloud identity's compose, the mesh's stays refused`, func(t *testing.T) {
+		if cp.Options().Policy != nil {
+			t.Skip("the control plane has a policy of its own; this step sets the shipped one plus the allow-list")
+		}
+		policy := map[string]any{"metadata": map[string]any{"allowedAnnotationPrefixes": []string{"*"}}}
+		if _, err := cp.SetPolicyAndDefaults(ctx(t), policy, map[string]any{"imagePullSecrets": []string{regcred}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"ann-iam", "ann-multus", "ann-istio"} {
+			nudge(t, tenant, ns, name)
+		}
+		waitComposed(t, cp, ns, "ann-iam")
+		waitComposed(t, cp, ns, "ann-multus")
+		istio := cases["ann-istio"]
+		istio.keys = []string{"policy.metadata.forbiddenPrefixes"}
+		waitFinding(t, cp, ns, "ann-istio", istio)
+		if err := nothingComposed(t, cp, ns, "ann-istio"); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // waitFinding waits until a MiniCluster is refused as tc says: Valid=False
@@ -952,16 +996,24 @@ func waitFinding(t *testing.T, cp *harness.ControlPlane, ns, name string, tc pol
 		reason = reasonPolicy
 	}
 	msg := waitValidFalse(t, cp, ns, name, reason, func() string {
-		if err := nothingComposed(t, cp, ns, name); err != nil {
+		if err := nothingComposed(t, cp, ns, name, tc.adminMade...); err != nil {
 			return err.Error()
 		}
 		return "nothing composed yet"
 	})
 	var missing []string
-	if tc.key != "" {
-		if !strings.Contains(msg, "("+tc.key+")") && !strings.Contains(msg, "("+tc.key+":") {
-			missing = append(missing, "the policy key ("+tc.key+")")
-		} else if !refusalHasFix(msg, tc.key) {
+	if len(tc.keys) > 0 {
+		named := ""
+		for _, k := range tc.keys {
+			if strings.Contains(msg, "("+k+")") || strings.Contains(msg, "("+k+":") {
+				named = k
+				break
+			}
+		}
+		switch {
+		case named == "":
+			missing = append(missing, "the policy key ("+strings.Join(tc.keys, ") or (")+")")
+		case !refusalHasFix(msg, named):
 			missing = append(missing, "a fix after the reason")
 		}
 	}
