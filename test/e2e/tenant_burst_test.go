@@ -108,7 +108,8 @@ var providerOwnRules = []rbacv1.PolicyRule{
 // namespace of kube-system, and a Secret of another namespace; and, as a
 // second tenant who may create only MiniClusters in a Burst's target
 // namespace, a MiniCluster of the burst claim's name made before the
-// Burst, to get the root's certificate. Each is refused, with
+// Burst, with or without the labels the Burst puts on its own, to get the
+// root's certificate. Each is refused, with
 // Synced=False naming the field (or object) and the fix where the API
 // server does not refuse it first; no request reaches the listener the
 // kubeconfigs name but with the tenant's own inline token; nothing is
@@ -262,7 +263,7 @@ func TestTenantBurst(t *testing.T) {
 		bindLeadPod(t, cp, ns, root, "", "tenant-burst-node")
 	})
 
-	step(t, "a tenant of the target namespace who made MiniCluster burst-0 first gets no certificate: the Burst is Synced=False naming it", func(t *testing.T) {
+	step(t, "a tenant of the target namespace who made MiniCluster burst-0 first, with or without the Burst's labels, gets no certificate: the Burst is Synced=False naming it", func(t *testing.T) {
 		const target, name = "burst-target", "to-target"
 		createNamespace(t, cp, target)
 		// Another tenant, of the target namespace, who may create
@@ -271,34 +272,22 @@ func TestTenantBurst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Under the name the Burst writes, mounting the Secret it would
-		// copy the root's certificate into: with it, mallory's brokers
-		// would join the root's Flux instance.
-		c := newClaim(target, "burst-0")
-		setField(t, c, map[string]any{
-			"containers": []any{map[string]any{"image": "ubuntu:noble"}},
-			"flux":       map[string]any{"curveCertSecret": "burst-0-curve-cert"}, //nolint:gosec // G101: a Secret's name, not its content
-		}, "spec")
-		if err := mallory.Create(ctx(t), c); err != nil {
-			t.Fatalf("mallory cannot create MiniCluster %s/burst-0: %v", target, err)
-		}
-		t.Cleanup(func() { _ = mallory.Delete(context.Background(), newClaim(target, "burst-0")) })
-		made := mallorysView(c)
-		unchanged := func() error {
-			got, err := getClaim(t, cp, target, "burst-0")
-			if err != nil {
-				return fmt.Errorf("mallory's MiniCluster: %w", err)
-			}
-			if diff := cmp.Diff(made, mallorysView(got)); diff != "" {
-				return fmt.Errorf("mallory's MiniCluster changed: -made, +now:\n%s", diff)
-			}
-			return nil
-		}
+		// From before any Burst exists: a copy written and deleted
+		// between two looks is seen too.
+		copies := watchSecret(t, cp, target, "burst-0-curve-cert")
 		noCert := func() error {
 			if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: target, Name: "burst-0-curve-cert"}, &corev1.Secret{}); !kerrors.IsNotFound(err) {
 				return fmt.Errorf("Secret %s/burst-0-curve-cert: %v, want not found", target, err)
 			}
 			return nil
+		}
+		// The root's certificate next to mallory's MiniCluster is the leak
+		// itself: fail on it at once, whatever else the Burst says.
+		noCopyEver := func(t *testing.T) {
+			t.Helper()
+			if events, open := copies(); len(events) > 0 || !open {
+				t.Fatalf("the watch on Secret %s/burst-0-curve-cert saw %v (open %t): want no such Secret, ever, and the watch open", target, events, open)
+			}
 		}
 
 		// The platform lets the tenant's namespace burst into the target.
@@ -309,48 +298,98 @@ func TestTenantBurst(t *testing.T) {
 		if err := cp.Client.Create(ctx(t), cpc); err != nil {
 			t.Fatal(err)
 		}
-		if err := tenant.Create(ctx(t), tenantBurst(t, ns, name, map[string]any{"kind": "ClusterProviderConfig", "name": "tenant-target"}, target)); err != nil {
-			t.Fatal(err)
-		}
-		var synced string
-		eventually(t, time.Minute, "Burst "+name+" is Synced=False naming mallory's MiniCluster", func() error {
+
+		// First as any MiniCluster, then with the labels the controller
+		// puts on its own burst MiniCluster for this Burst, which mallory
+		// may write as she likes: neither is the Burst's.
+		for _, forged := range []bool{false, true} {
+			// Under the name the Burst writes, mounting the Secret it would
+			// copy the root's certificate into: with it, mallory's brokers
+			// would join the root's Flux instance.
+			c := newClaim(target, "burst-0")
+			setField(t, c, map[string]any{
+				"containers": []any{map[string]any{"image": "ubuntu:noble"}},
+				"flux":       map[string]any{"curveCertSecret": "burst-0-curve-cert"}, //nolint:gosec // G101: a Secret's name, not its content
+			}, "spec")
+			if forged {
+				c.SetLabels(map[string]string{burstLabel: name, burstLabel + "-namespace": ns})
+			}
+			if err := mallory.Create(ctx(t), c); err != nil {
+				t.Fatalf("mallory cannot create MiniCluster %s/burst-0 (labels %v): %v", target, c.GetLabels(), err)
+			}
+			t.Cleanup(func() { _ = mallory.Delete(context.Background(), newClaim(target, "burst-0")) })
+			made := mallorysView(c)
+			unchanged := func() error {
+				got, err := getClaim(t, cp, target, "burst-0")
+				if err != nil {
+					return fmt.Errorf("mallory's MiniCluster: %w", err)
+				}
+				if diff := cmp.Diff(made, mallorysView(got)); diff != "" {
+					return fmt.Errorf("mallory's MiniCluster changed: -made, +now:\n%s", diff)
+				}
+				return nil
+			}
+
+			if err := tenant.Create(ctx(t), tenantBurst(t, ns, name, map[string]any{"kind": "ClusterProviderConfig", "name": "tenant-target"}, target)); err != nil {
+				t.Fatal(err)
+			}
+			var synced string
+			eventually(t, time.Minute, fmt.Sprintf("Burst %s is Synced=False naming mallory's MiniCluster (labels %v)", name, c.GetLabels()), func() error {
+				noCopyEver(t)
+				b := &unstructured.Unstructured{}
+				b.SetGroupVersionKind(burstGVK)
+				if err := tenant.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
+					return err
+				}
+				st, msg := harness.Condition(b, "Synced")
+				if want := "MiniCluster " + target + "/burst-0 exists in the target cluster but was not made by this Burst"; st != "False" || !strings.Contains(msg, want) {
+					return fmt.Errorf("Synced %q (%s), want False saying %q", st, msg, want)
+				}
+				synced = msg
+				return nil
+			})
+			// Several reconciles (2 s polls, and backoff) later, still nothing.
+			consistently(t, 10*time.Second, "no certificate Secret in "+target+", and mallory's MiniCluster as mallory made it", func() error {
+				return errors.Join(noCert(), unchanged())
+			})
+			noCopyEver(t)
+			if fix := "delete it, or choose another cluster name (spec.forProvider.cluster) or target namespace (spec.forProvider.targetNamespace)"; !strings.Contains(synced, fix) {
+				t.Errorf("Synced=False says %q, want it to name the fix %q", synced, fix)
+			}
+			if forged && !strings.Contains(synced, "labels do not make a MiniCluster the Burst's") {
+				t.Errorf("Synced=False says %q, want it to say that the labels do not count", synced)
+			}
+
+			// The refused Burst can go, and leaves mallory's MiniCluster alone.
 			b := &unstructured.Unstructured{}
 			b.SetGroupVersionKind(burstGVK)
-			if err := tenant.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
-				return err
+			b.SetNamespace(ns)
+			b.SetName(name)
+			if err := tenant.Delete(ctx(t), b); err != nil {
+				t.Fatal(err)
 			}
-			st, msg := harness.Condition(b, "Synced")
-			if want := "MiniCluster " + target + "/burst-0 exists in the target cluster but was not made by this Burst"; st != "False" || !strings.Contains(msg, want) {
-				return fmt.Errorf("Synced %q (%s), want False saying %q", st, msg, want)
+			eventually(t, time.Minute, "Burst "+name+" is gone", func() error {
+				if err := cp.Client.Get(ctx(t), client.ObjectKeyFromObject(b), b); !kerrors.IsNotFound(err) {
+					return fmt.Errorf("Burst %s: %v, want not found", name, err)
+				}
+				return nil
+			})
+			if err := errors.Join(noCert(), unchanged()); err != nil {
+				t.Error(err)
 			}
-			synced = msg
-			return nil
-		})
-		// Several reconciles (2 s polls, and backoff) later, still nothing.
-		consistently(t, 10*time.Second, "no certificate Secret in "+target+", and mallory's MiniCluster as mallory made it", func() error {
-			return errors.Join(noCert(), unchanged())
-		})
-		if fix := "delete it, or choose another cluster name (spec.forProvider.cluster) or target namespace (spec.forProvider.targetNamespace)"; !strings.Contains(synced, fix) {
-			t.Errorf("Synced=False says %q, want it to name the fix %q", synced, fix)
-		}
 
-		// The refused Burst can go, and leaves mallory's MiniCluster alone.
-		b := &unstructured.Unstructured{}
-		b.SetGroupVersionKind(burstGVK)
-		b.SetNamespace(ns)
-		b.SetName(name)
-		if err := tenant.Delete(ctx(t), b); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, time.Minute, "Burst "+name+" is gone", func() error {
-			if err := cp.Client.Get(ctx(t), client.ObjectKeyFromObject(b), b); !kerrors.IsNotFound(err) {
-				return fmt.Errorf("Burst %s: %v, want not found", name, err)
+			// Mallory's MiniCluster goes, for the next try.
+			if err := mallory.Delete(ctx(t), newClaim(target, "burst-0")); err != nil {
+				t.Fatal(err)
 			}
-			return nil
-		})
-		if err := errors.Join(noCert(), unchanged()); err != nil {
-			t.Error(err)
+			eventually(t, 2*time.Minute, "mallory's MiniCluster "+target+"/burst-0 is gone", func() error {
+				if _, err := getClaim(t, cp, target, "burst-0"); !kerrors.IsNotFound(err) {
+					return fmt.Errorf("MiniCluster %s/burst-0: %v, want not found", target, err)
+				}
+				return nil
+			})
 		}
+		noCopyEver(t)
 	})
 
 	step(t, "every way beyond the tenant's namespace is refused: Synced=False naming the field and the fix", func(t *testing.T) {
@@ -523,6 +562,60 @@ func mallorysView(c *unstructured.Unstructured) map[string]any {
 		"size":       spec["size"],
 		"flux":       spec["flux"],
 		"containers": spec["containers"],
+	}
+}
+
+// watchSecret watches Secret ns/name from now until the test ends. The
+// returned func gives what the watch saw so far (event type and the
+// Secret's labels and annotations, never its data) and whether it is still
+// open: a watch the API server ended can no longer tell that no such
+// Secret was written.
+func watchSecret(t *testing.T, cp *harness.ControlPlane, ns, name string) func() ([]string, bool) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	// From any resource version the API server's watch cache holds: a
+	// watch from the latest one waits for that cache to reach it, which
+	// for Secrets, rarely written here, it may not do in time (the watch
+	// then ends at once with "Too large resource version"). The cache
+	// delivers every later event all the same, and as the initial state
+	// an ADDED event for each Secret of the name that exists: none should.
+	w, err := cs.CoreV1().Secrets(ns).Watch(wctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: "0"})
+	if err != nil {
+		cancel()
+		t.Fatalf("cannot watch Secret %s/%s: %v", ns, name, err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	open := true
+	go func() {
+		for ev := range w.ResultChan() {
+			what := fmt.Sprintf("%s %T", ev.Type, ev.Object)
+			switch o := ev.Object.(type) {
+			case *corev1.Secret:
+				what = fmt.Sprintf("%s Secret %s/%s (labels %v, annotations %v)", ev.Type, o.Namespace, o.Name, o.Labels, o.Annotations)
+			case *metav1.Status:
+				what = fmt.Sprintf("%s: %s", ev.Type, o.Message)
+			}
+			mu.Lock()
+			seen = append(seen, what)
+			mu.Unlock()
+		}
+		mu.Lock()
+		open = false
+		mu.Unlock()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		w.Stop()
+	})
+	return func() ([]string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...), open
 	}
 }
 

@@ -85,6 +85,14 @@ type BurstObservation struct {
 	ClaimReady bool `json:"claimReady,omitempty"`
 	// CurveCertSecret is the copy of the root's certificate in the target.
 	CurveCertSecret string `json:"curveCertSecret,omitempty"`
+	// ClaimUID is the uid of the burst MiniCluster this Burst created in
+	// the target, recorded as it created it. The controller takes a
+	// MiniCluster of the claim's name for its own only when its uid is
+	// this one (labels are any tenant's to write), and writes the root's
+	// certificate only for it. It is status, which tenants of the target
+	// namespace (and those of the Burst's, without bursts/status) cannot
+	// write.
+	ClaimUID string `json:"claimUID,omitempty"`
 }
 
 // BurstSpec spells out crossplane-runtime's ManagedResourceSpec rather

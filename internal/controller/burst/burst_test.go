@@ -2,7 +2,9 @@ package burst
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
@@ -105,9 +108,34 @@ func newBurst() *v1alpha1.Burst {
 	return b
 }
 
+// localClient is a fake API server holding objs. As the real one does, it
+// gives each object it creates a uid (the fake on its own leaves them
+// empty): the controller knows the burst MiniCluster it made by it. Bursts
+// have their status subresource.
 func localClient(t *testing.T, objs ...client.Object) client.Client {
 	t.Helper()
-	return fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).Build()
+	return fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&v1alpha1.Burst{}).
+		WithInterceptorFuncs(interceptor.Funcs{Create: createWithUID}).Build()
+}
+
+// uids numbers the uids createWithUID gives.
+var uids atomic.Int64
+
+// createWithUID creates obj in c with a uid of its own, as the API server
+// would.
+func createWithUID(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+	if obj.GetUID() == "" {
+		obj.SetUID(types.UID(fmt.Sprintf("created-%d", uids.Add(1))))
+	}
+	return c.Create(ctx, obj, opts...)
+}
+
+// newExternal is the external client of a Burst whose local cluster is
+// local (which must hold the Burst, as the API server does while the
+// Burst is reconciled) and whose target is target.
+func newExternal(local, target client.Client) *external {
+	return &external{local: local, fresh: local, target: target}
 }
 
 func rootWorld(t *testing.T, extra ...client.Object) client.Client {
@@ -232,10 +260,10 @@ func expand(t *testing.T, list string) []string {
 
 func TestExternalLifecycle(t *testing.T) {
 	ctx := context.Background()
-	local := rootWorld(t)
-	target := localClient(t)
-	e := &external{local: local, target: target}
 	b := newBurst()
+	local := rootWorld(t, b)
+	target := localClient(t)
+	e := newExternal(local, target)
 
 	obs, err := e.Observe(ctx, b)
 	if err != nil {
@@ -262,7 +290,7 @@ func TestExternalLifecycle(t *testing.T) {
 	if err != nil || !obs.ResourceExists || !obs.ResourceUpToDate {
 		t.Fatalf("after Create: %+v, %v; want existing and up to date", obs, err)
 	}
-	want := v1alpha1.BurstObservation{Address: "34.1.1.1", Port: 30093, Node: "node-a", Claim: "cloud/burst-0", CurveCertSecret: "cloud/burst-0-curve-cert"} //nolint:gosec // G101: a Secret's name, not its content
+	want := v1alpha1.BurstObservation{Address: "34.1.1.1", Port: 30093, Node: "node-a", Claim: "cloud/burst-0", CurveCertSecret: "cloud/burst-0-curve-cert", ClaimUID: string(claim.GetUID())} //nolint:gosec // G101: a Secret's name, not its content
 	if diff := cmp.Diff(want, b.Status.AtProvider); diff != "" {
 		t.Errorf("atProvider: -want, +got:\n%s", diff)
 	}
@@ -309,8 +337,8 @@ func TestExternalRefusesForeignObjects(t *testing.T) {
 	foreign.SetName("burst-0")
 	foreignSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "burst-0-curve-cert", Namespace: "cloud"}}
 	target := localClient(t, foreign, foreignSecret)
-	e := &external{local: rootWorld(t), target: target}
 	b := newBurst()
+	e := newExternal(rootWorld(t, b), target)
 
 	if _, err := e.Observe(ctx, b); err == nil || !strings.Contains(err.Error(), "not made by this Burst") {
 		t.Errorf("Observe with a foreign MiniCluster in the way: %v, want an error saying so", err)
@@ -369,7 +397,7 @@ func TestExternalWaitsForRoot(t *testing.T) {
 				tc.burst(b)
 			}
 			target := localClient(t)
-			obs, err := (&external{local: tc.local, target: target}).Observe(context.Background(), b)
+			obs, err := newExternal(tc.local, target).Observe(context.Background(), b)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("%s\nObserve error %v, want one containing %q", tc.reason, err, tc.wantErr)
@@ -394,7 +422,7 @@ func TestExternalWaitsForRoot(t *testing.T) {
 
 func TestExternalAddressOverride(t *testing.T) {
 	local := localClient(t, rootClaim(t), rootSecret(), leadService(30093))
-	e := &external{local: local, target: localClient(t)}
+	e := newExternal(local, localClient(t))
 	b := newBurst()
 	b.Spec.ForProvider.Address = "lead.example.org"
 	if _, err := e.Observe(context.Background(), b); err != nil {

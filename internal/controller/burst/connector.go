@@ -44,7 +44,9 @@ type ClientFor func(kubeconfig []byte) (client.Client, error)
 
 // connector turns a Burst into an external client for its target cluster.
 type connector struct {
-	kube      client.Client
+	kube client.Client
+	// fresh reads past the manager's cache: see external.fresh.
+	fresh     client.Reader
 	usage     Tracker
 	clientFor ClientFor
 }
@@ -87,7 +89,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 		return nil, errors.Wrap(err, "cannot track provider config usage")
 	}
 	if cr.secret == nil {
-		return &external{local: c.kube, target: c.kube}, nil
+		return &external{local: c.kube, fresh: c.fresh, target: c.kube}, nil
 	}
 	kubeconfig, err := c.kubeconfig(ctx, cr)
 	if refused := (*refusal)(nil); errors.As(err, &refused) && meta.WasDeleted(b) {
@@ -100,7 +102,7 @@ func (c *connector) Connect(ctx context.Context, mg resource.Managed) (managed.E
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot build a client for the target cluster from the kubeconfig in key %q of Secret %s/%s (%s)", cr.secret.Key, cr.secret.Namespace, cr.secret.Name, cr.from)
 	}
-	return &external{local: c.kube, target: target}, nil
+	return &external{local: c.kube, fresh: c.fresh, target: target}, nil
 }
 
 // credentials are how a Burst may reach its target: with the provider's
@@ -343,7 +345,7 @@ func NewClientFor(s *runtime.Scheme) ClientFor {
 // configs to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options, poll time.Duration) error {
 	name := managed.ControllerName(v1alpha1.BurstKind)
-	r := NewReconciler(mgr, o.Logger.WithValues("controller", name), event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), poll) //nolint:staticcheck // SA1019: crossplane-runtime's recorder still takes the deprecated recorder
+	r := NewReconciler(mgr, mgr.GetAPIReader(), o.Logger.WithValues("controller", name), event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), poll) //nolint:staticcheck // SA1019: crossplane-runtime's recorder still takes the deprecated recorder
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
@@ -364,11 +366,15 @@ func Setup(mgr ctrl.Manager, o controller.Options, poll time.Duration) error {
 // its external name is deterministic: a crash between creating them and
 // recording it leaves nothing to leak, and the reconciler may go on rather
 // than wait for someone to remove Crossplane's create-pending annotation.
-func NewReconciler(mgr ctrl.Manager, log logging.Logger, rec event.Recorder, poll time.Duration) *managed.Reconciler {
+// fresh reads Bursts from the API server (the manager's API reader): the
+// uid of the burst MiniCluster a Burst created is checked against it before
+// a MiniCluster of that name is called foreign.
+func NewReconciler(mgr ctrl.Manager, fresh client.Reader, log logging.Logger, rec event.Recorder, poll time.Duration) *managed.Reconciler {
 	return managed.NewReconciler(mgr,
 		resource.ManagedKind(v1alpha1.BurstGroupVersionKind),
 		managed.WithExternalConnector(&connector{
 			kube:      mgr.GetClient(),
+			fresh:     fresh,
 			usage:     resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 			clientFor: NewClientFor(mgr.GetScheme()),
 		}),

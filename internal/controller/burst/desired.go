@@ -7,11 +7,13 @@ package burst
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
@@ -20,9 +22,12 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
-// Labels on what the controller creates in the target, so it only ever
-// updates or deletes its own objects. They are the MiniCluster API's,
-// because the function reads them to recognise the certificate copy.
+// Labels on what the controller creates in the target: they say which
+// Burst made it, and mark the certificate copy as the Burst's (a tenant
+// with only MiniCluster rights cannot write a Secret). A burst MiniCluster
+// is known by its uid instead (OwnClaim): its labels are any tenant's to
+// write. They are the MiniCluster API's, because the function read them
+// before the copy carried its MiniCluster's uid.
 const (
 	LabelBurstName      = v1alpha2.LabelBurstName
 	LabelBurstNamespace = v1alpha2.LabelBurstNamespace
@@ -127,13 +132,62 @@ func labels(b *v1alpha1.Burst) map[string]string {
 	return map[string]string{LabelBurstName: b.Name, LabelBurstNamespace: b.Namespace}
 }
 
-// Owned reports whether the controller made obj for b.
+// Owned reports whether obj carries b's labels. That is proof enough for
+// a Secret, which a tenant with only MiniCluster rights cannot write, but
+// not for a MiniCluster, whose labels any tenant of the target namespace
+// writes as it likes: a burst MiniCluster is b's only when it is the one b
+// created, by uid (OwnClaim).
 func Owned(obj metav1.Object, b *v1alpha1.Burst) bool {
 	l := obj.GetLabels()
 	return l[LabelBurstName] == b.Name && l[LabelBurstNamespace] == b.Namespace
 }
 
-// DesiredSecret is the target's copy of the root's CURVE certificate.
+// OwnClaim reports whether claim is the burst MiniCluster that a Burst
+// recorded, as it created it, with uid recorded (status.atProvider.claimUID).
+// Only the API server sets a uid, and a MiniCluster deleted and made again
+// under the same name gets a new one, so neither a tenant who makes the
+// name first nor one who replaces the Burst's own passes, whatever its
+// labels say.
+func OwnClaim(claim metav1.Object, recorded types.UID) bool {
+	return recorded != "" && claim.GetUID() == recorded
+}
+
+// BindCopy makes sec the certificate copy for claim: the annotation the
+// function reads to tell the copy for this very MiniCluster from any other
+// Secret of its name, and an owner reference, so that deleting the
+// MiniCluster deletes the copy with it (the garbage collector matches the
+// uid, so a MiniCluster made again under the name does not keep it).
+func BindCopy(sec *corev1.Secret, claim metav1.Object) {
+	if sec.Annotations == nil {
+		sec.Annotations = map[string]string{}
+	}
+	sec.Annotations[v1alpha2.AnnotationBurstClaimUID] = string(claim.GetUID())
+	sec.OwnerReferences = []metav1.OwnerReference{claimOwner(claim)}
+}
+
+// BoundTo reports whether sec is the certificate copy for claim, as
+// BindCopy makes it.
+func BoundTo(sec *corev1.Secret, claim metav1.Object) bool {
+	return claim.GetUID() != "" && sec.Annotations[v1alpha2.AnnotationBurstClaimUID] == string(claim.GetUID()) &&
+		reflect.DeepEqual(sec.OwnerReferences, []metav1.OwnerReference{claimOwner(claim)})
+}
+
+// claimOwner is the owner reference of a certificate copy to its burst
+// MiniCluster. Not a controller reference: the copy is not composed, and
+// neither Crossplane nor the function is to take it for a composed
+// resource of the MiniCluster; nor does it block the MiniCluster's
+// deletion (which would need the finalizers rights of the MiniCluster).
+func claimOwner(claim metav1.Object) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: v1alpha2.SchemeGroupVersion.String(),
+		Kind:       v1alpha2.ClaimKind,
+		Name:       claim.GetName(),
+		UID:        claim.GetUID(),
+	}
+}
+
+// DesiredSecret is the target's copy of the root's CURVE certificate,
+// before BindCopy binds it to the burst MiniCluster it is for.
 func DesiredSecret(b *v1alpha1.Burst, cert []byte) *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},

@@ -28,8 +28,11 @@ const errNotBurst = "managed resource is not a Burst"
 
 // external talks to two clusters: the local one, where the Burst and its
 // root MiniCluster live, and the target, where the burst MiniCluster runs.
+// fresh reads the Burst from the local API server, past the manager's
+// cache, whose copy may predate the record of the claim Create just made.
 type external struct {
 	local  client.Client
+	fresh  client.Reader
 	target client.Client
 }
 
@@ -117,8 +120,8 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	}
 	if meta := b.GetDeletionTimestamp(); meta != nil {
 		// Deleting: all that matters is whether our objects still exist.
-		exists, err := e.exists(ctx, b)
-		return managed.ExternalObservation{ResourceExists: exists, ResourceUpToDate: true}, err
+		objs, err := e.mine(ctx, b)
+		return managed.ExternalObservation{ResourceExists: len(objs) > 0, ResourceUpToDate: true}, err
 	}
 	w, err := e.want(ctx, b)
 	if wait := (*waiting)(nil); errors.As(err, &wait) {
@@ -133,16 +136,17 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	b.Status.AtProvider.Claim = w.claim.GetNamespace() + "/" + w.claim.GetName()
 	b.Status.AtProvider.CurveCertSecret = w.secret.Namespace + "/" + w.secret.Name
 
-	f, err := e.find(ctx, w)
+	f, err := e.look(ctx, b, w)
 	if meta.IsNoMatchError(err) {
 		return waitOut(b, &waiting{reason: ReasonTargetLacksAPI, msg: fmt.Sprintf("the target cluster does not serve the MiniCluster API (%s): install Crossplane and the MiniCluster Configuration there (docs/bursting.md)", v1alpha2.ClaimGVK().GroupVersion())}), nil
 	}
 	if err != nil {
-		return managed.ExternalObservation{}, errors.Wrap(err, "cannot read the target cluster")
+		return managed.ExternalObservation{}, err
 	}
 	// Before saying anything is missing: a missing object makes the
-	// reconciler Create, and Create writes the root's certificate.
-	if err := f.refuseForeign(b); err != nil {
+	// reconciler Create, and Create writes the root's certificate. A Burst
+	// that may only observe leaves even its own copy where it is.
+	if err := e.refuseForeign(ctx, b, f, !observesOnly(b)); err != nil {
 		return managed.ExternalObservation{}, err
 	}
 	if f.claim == nil || f.secret == nil {
@@ -157,7 +161,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	} else {
 		b.SetConditions(xpv2.Unavailable().WithMessage("burst MiniCluster " + b.Status.AtProvider.Claim + " is not ready yet"))
 	}
-	upToDate := bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) &&
+	upToDate := bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) && BoundTo(sec, claim) &&
 		reflect.DeepEqual(Mutable(claim), Mutable(w.claim))
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}, nil
 }
@@ -180,17 +184,15 @@ func claimReady(u *unstructured.Unstructured) bool {
 	return false
 }
 
-func (e *external) exists(ctx context.Context, b *v1alpha1.Burst) (bool, error) {
-	for _, obj := range e.ours(b) {
-		err := e.target.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-		switch {
-		case err == nil && Owned(obj, b):
-			return true, nil
-		case err != nil && !absent(err):
-			return false, errors.Wrap(err, "cannot read the target cluster")
+// observesOnly reports whether b's management policies let the controller
+// only read the target ([Observe], with or without LateInitialize).
+func observesOnly(b *v1alpha1.Burst) bool {
+	for _, p := range b.GetManagementPolicies() {
+		if p != xpv2.ManagementActionObserve && p != xpv2.ManagementActionLateInitialize {
+			return false
 		}
 	}
-	return false, nil
+	return true
 }
 
 // absent tells whether a read of the target says the object is not there:
@@ -201,8 +203,12 @@ func absent(err error) bool {
 	return kerrors.IsNotFound(err) || meta.IsNoMatchError(err)
 }
 
-// ours are the objects a Burst makes in the target, identified by name.
-func (e *external) ours(b *v1alpha1.Burst) []client.Object {
+// mine is what the target holds of b's under the names b writes: the burst
+// MiniCluster b created, known by the uid it recorded, and b's copy of the
+// root's certificate, known by b's labels (which a tenant with only
+// MiniCluster rights cannot put on a Secret). An object of either name
+// that is not b's is left out, so Delete never deletes it.
+func (e *external) mine(ctx context.Context, b *v1alpha1.Burst) ([]client.Object, error) {
 	claim := &unstructured.Unstructured{}
 	claim.SetGroupVersionKind(v1alpha2.ClaimGVK())
 	claim.SetNamespace(b.Spec.ForProvider.TargetNamespace)
@@ -210,13 +216,40 @@ func (e *external) ours(b *v1alpha1.Burst) []client.Object {
 	sec := &corev1.Secret{}
 	sec.SetNamespace(b.Spec.ForProvider.TargetNamespace)
 	sec.SetName(SecretName(b))
-	return []client.Object{claim, sec}
+
+	var out []client.Object
+	switch err := e.target.Get(ctx, client.ObjectKeyFromObject(claim), claim); {
+	case err == nil:
+		recorded, err := e.recorded(ctx, b, claim)
+		if err != nil {
+			return nil, err
+		}
+		if OwnClaim(claim, recorded) {
+			out = append(out, claim)
+		}
+	case !absent(err):
+		return nil, errors.Wrap(err, "cannot read the target cluster")
+	}
+	switch err := e.target.Get(ctx, client.ObjectKeyFromObject(sec), sec); {
+	case err == nil:
+		if Owned(sec, b) {
+			out = append(out, sec)
+		}
+	case !absent(err):
+		return nil, errors.Wrap(err, "cannot read the target cluster")
+	}
+	return out, nil
 }
 
-// Create writes the certificate first, so the burst MiniCluster's pods
-// never start without it, then the claim. It writes nothing where an object
-// of either name is not this Burst's: a MiniCluster of the claim's name
-// would get the root's certificate, i.e. a broker in the root's instance.
+// Create makes the burst MiniCluster, records its uid in the Burst's
+// status, and only then writes the copy of the root's certificate, for that
+// MiniCluster alone: annotated with its uid (the function exempts the copy
+// from the Secret policy for the MiniCluster of that uid only) and owned by
+// it. The MiniCluster comes first because only the API server's answer to
+// its creation says which MiniCluster of that name is the Burst's; its pods
+// wait for the copy anyway, as the function composes nothing for a
+// MiniCluster whose certificate Secret does not exist. Create writes
+// nothing where an object of either name is not this Burst's.
 func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.ExternalCreation, error) {
 	b, ok := mg.(*v1alpha1.Burst)
 	if !ok {
@@ -228,69 +261,149 @@ func (e *external) Create(ctx context.Context, mg resource.Managed) (managed.Ext
 	}
 	// Observe checked too, but a tenant of the target namespace may have
 	// created either object since.
-	f, err := e.find(ctx, w)
+	f, err := e.look(ctx, b, w)
 	if err != nil {
-		return managed.ExternalCreation{}, errors.Wrap(err, "cannot read the target cluster")
-	}
-	if err := f.refuseForeign(b); err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	var written *corev1.Secret
-	if f.secret == nil {
-		switch err := e.target.Create(ctx, w.secret); {
-		case err == nil:
-			written = w.secret
-		case kerrors.IsAlreadyExists(err):
-			if err := e.refuseForeignAt(ctx, b, "Secret", &corev1.Secret{}, w.secret); err != nil {
+	if err := e.refuseForeign(ctx, b, f, true); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	claim := f.claim
+	var made *unstructured.Unstructured
+	if claim == nil {
+		// A copy without its MiniCluster was written for one that is
+		// gone: take it back before the name can be taken again.
+		if f.secret != nil {
+			if err := e.takeBack(ctx, f.secret); err != nil {
 				return managed.ExternalCreation{}, err
 			}
-		default:
-			return managed.ExternalCreation{}, errors.Wrap(err, "cannot create the CURVE certificate Secret in the target cluster")
+			f.secret = nil
 		}
+		if made, err = e.createClaim(ctx, b, w.claim, f.recorded); err != nil {
+			return managed.ExternalCreation{}, err
+		}
+		claim = made
 	}
-	if f.claim != nil {
+	if f.secret != nil {
+		// Both are there, and the Burst's: Update binds the copy to the
+		// MiniCluster if it is not.
 		return managed.ExternalCreation{}, nil
 	}
-	switch err := e.target.Create(ctx, w.claim); {
+	sec := w.secret.DeepCopy()
+	BindCopy(sec, claim)
+	switch err := e.target.Create(ctx, sec); {
 	case err == nil:
 	case kerrors.IsAlreadyExists(err):
-		claim := &unstructured.Unstructured{}
-		claim.SetGroupVersionKind(v1alpha2.ClaimGVK())
-		if err := e.refuseForeignAt(ctx, b, v1alpha2.ClaimKind, claim, w.claim); err != nil {
-			// A tenant won the race since find: the certificate just
-			// written sits next to its MiniCluster, so take it back.
-			return managed.ExternalCreation{}, errors.Join(err, e.unwrite(ctx, written))
+		if err := e.refuseForeignSecret(ctx, b, sec); err != nil {
+			if made != nil {
+				// Someone won the race for the copy's name since look:
+				// the MiniCluster just made would mount their Secret, so
+				// take it back too.
+				err = errors.Join(err, e.takeBack(ctx, made))
+			}
+			return managed.ExternalCreation{}, err
 		}
 	default:
-		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create the burst MiniCluster in the target cluster")
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create the CURVE certificate Secret in the target cluster")
 	}
 	return managed.ExternalCreation{}, nil
 }
 
-// unwrite deletes sec, which Create wrote moments ago, and only that
-// object: the UID precondition leaves one made in its place alone.
-func (e *external) unwrite(ctx context.Context, sec *corev1.Secret) error {
-	if sec == nil {
-		return nil
+// createClaim creates the burst MiniCluster want and records its uid in
+// b's status before anything else is written for it. recorded is what b
+// recorded before, for the refusal's message.
+func (e *external) createClaim(ctx context.Context, b *v1alpha1.Burst, want *unstructured.Unstructured, recorded types.UID) (*unstructured.Unstructured, error) {
+	claim := want.DeepCopy()
+	switch err := e.target.Create(ctx, claim); {
+	case err == nil:
+	case kerrors.IsAlreadyExists(err):
+		// A tenant made one since look. Whatever its labels, it is not
+		// the Burst's: the Burst has not recorded it.
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(v1alpha2.ClaimGVK())
+		if err := e.target.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
+			return nil, errors.Wrapf(err, "cannot get %s %s/%s in the target cluster", v1alpha2.ClaimKind, want.GetNamespace(), want.GetName())
+		}
+		return nil, foreignClaim(got, recorded)
+	default:
+		return nil, errors.Wrap(err, "cannot create the burst MiniCluster in the target cluster")
 	}
-	uid := sec.GetUID()
-	if err := e.target.Delete(ctx, sec, client.Preconditions{UID: &uid}); err != nil && !kerrors.IsNotFound(err) {
-		return errors.Wrapf(err, "cannot delete the CURVE certificate Secret %s/%s this Burst wrote in the target cluster", sec.Namespace, sec.Name)
+	if claim.GetUID() == "" {
+		return nil, errors.Errorf("the target cluster created burst MiniCluster %s/%s without a uid: the Burst cannot tell it from one made under its name later, so it writes no certificate for it", claim.GetNamespace(), claim.GetName())
+	}
+	if err := e.record(ctx, b, claim.GetUID()); err != nil {
+		// Unrecorded, the MiniCluster would be foreign to the Burst from
+		// the next reconcile on, and stay: take it back, and make another
+		// then.
+		return nil, errors.Join(err, e.takeBack(ctx, claim))
+	}
+	return claim, nil
+}
+
+// record writes uid into b's status.atProvider.claimUID on the API server
+// at once. The reconciler would not keep it: after Create,
+// crossplane-runtime's managed reconciler writes its critical annotations
+// with an update whose answer replaces whatever Create set in the status
+// (and only annotations are re-applied). And the copy must not be written
+// for a MiniCluster whose uid may yet be lost. Status, because neither a
+// tenant of the target namespace nor, without bursts/status, one of the
+// Burst's can write it.
+func (e *external) record(ctx context.Context, b *v1alpha1.Burst, uid types.UID) error {
+	raw, err := jsonMarshal(map[string]any{"status": map[string]any{"atProvider": map[string]any{"claimUID": string(uid)}}})
+	if err != nil {
+		return err
+	}
+	if err := e.local.Status().Patch(ctx, b, client.RawPatch(types.MergePatchType, raw)); err != nil {
+		return errors.Wrapf(err, "cannot record the uid of burst MiniCluster %s/%s in Burst %s/%s's status.atProvider.claimUID", b.Spec.ForProvider.TargetNamespace, b.Spec.ForProvider.Cluster, b.Namespace, b.Name)
 	}
 	return nil
 }
 
-// found is what the target holds under the names a Burst writes: nil where
-// there is nothing.
-type found struct {
-	claim  *unstructured.Unstructured
-	secret *corev1.Secret
+// recorded is the uid of the burst MiniCluster b created, as its status
+// records it. The reconciler reads b from the manager's cache, which may
+// not yet hold the record Create made moments ago: before claim, whose uid
+// differs, is taken for foreign (and the copy next to it deleted), the
+// record is read again from the API server.
+func (e *external) recorded(ctx context.Context, b *v1alpha1.Burst, claim *unstructured.Unstructured) (types.UID, error) {
+	uid := types.UID(b.Status.AtProvider.ClaimUID)
+	if claim == nil || OwnClaim(claim, uid) {
+		return uid, nil
+	}
+	cur := &v1alpha1.Burst{}
+	if err := e.fresh.Get(ctx, client.ObjectKeyFromObject(b), cur); err != nil {
+		return "", errors.Wrapf(err, "cannot get Burst %s/%s, for the uid of the burst MiniCluster it made", b.Namespace, b.Name)
+	}
+	if cur.GetUID() != b.GetUID() {
+		// A Burst of the same name made since: its record is not b's.
+		return uid, nil
+	}
+	b.Status.AtProvider.ClaimUID = cur.Status.AtProvider.ClaimUID
+	return types.UID(cur.Status.AtProvider.ClaimUID), nil
 }
 
-// find reads the target's objects of w's names. Errors other than not found
-// come back unwrapped, so Observe can tell a target without the
-// MiniCluster API.
-func (e *external) find(ctx context.Context, w *wanted) (found, error) {
+// takeBack deletes obj, which the Burst wrote, and only that object: the
+// uid precondition leaves one made in its place alone.
+func (e *external) takeBack(ctx context.Context, obj client.Object) error {
+	uid := obj.GetUID()
+	if err := e.target.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !kerrors.IsNotFound(err) {
+		return errors.Wrapf(err, "cannot delete %s/%s, which this Burst wrote, in the target cluster", obj.GetNamespace(), obj.GetName())
+	}
+	return nil
+}
+
+// found is what the target holds under the names a Burst writes, nil where
+// there is nothing, and the uid of the burst MiniCluster the Burst
+// recorded.
+type found struct {
+	claim    *unstructured.Unstructured
+	secret   *corev1.Secret
+	recorded types.UID
+}
+
+// look reads the target's objects of w's names, and what b recorded of
+// the claim. A target error keeps its cause, so Observe can tell a target
+// without the MiniCluster API.
+func (e *external) look(ctx context.Context, b *v1alpha1.Burst, w *wanted) (found, error) {
 	var f found
 	claim := &unstructured.Unstructured{}
 	claim.SetGroupVersionKind(v1alpha2.ClaimGVK())
@@ -298,46 +411,73 @@ func (e *external) find(ctx context.Context, w *wanted) (found, error) {
 	case err == nil:
 		f.claim = claim
 	case !kerrors.IsNotFound(err):
-		return found{}, err
+		return found{}, errors.Wrap(err, "cannot read the target cluster")
 	}
 	sec := &corev1.Secret{}
 	switch err := e.target.Get(ctx, client.ObjectKeyFromObject(w.secret), sec); {
 	case err == nil:
 		f.secret = sec
 	case !kerrors.IsNotFound(err):
-		return found{}, err
+		return found{}, errors.Wrap(err, "cannot read the target cluster")
 	}
-	return f, nil
+	var err error
+	f.recorded, err = e.recorded(ctx, b, f.claim)
+	return f, err
 }
 
-// refuseForeign says which of the objects found b did not make.
-func (f found) refuseForeign(b *v1alpha1.Burst) error {
-	if f.claim != nil && !Owned(f.claim, b) {
-		return foreign(v1alpha2.ClaimKind, f.claim)
+// refuseForeign says which of the objects found b did not make: a
+// MiniCluster of the claim's name that is not the one b created (by uid:
+// made before the Burst, or after the Burst's own was deleted, with or
+// without b's labels), or a Secret of the copy's name without b's labels.
+// With clean, b's own copy next to a foreign MiniCluster is deleted. The
+// function would not exempt it for that MiniCluster, whose uid is not the
+// one the copy is annotated with, but a function of before the annotation
+// exempted a copy by its labels, which a tenant copies onto its
+// MiniCluster; and a root's certificate has no business in a namespace
+// where the Burst has no MiniCluster.
+func (e *external) refuseForeign(ctx context.Context, b *v1alpha1.Burst, f found, clean bool) error {
+	if f.claim != nil && !OwnClaim(f.claim, f.recorded) {
+		err := foreignClaim(f.claim, f.recorded)
+		if clean && f.secret != nil && Owned(f.secret, b) {
+			err = errors.Join(err, e.takeBack(ctx, f.secret))
+		}
+		return err
 	}
 	if f.secret != nil && !Owned(f.secret, b) {
-		return foreign("Secret", f.secret)
+		return foreign("Secret", f.secret, "")
 	}
 	return nil
 }
 
-// refuseForeignAt reads the object of want's name into into, after a create
+// refuseForeignSecret reads the Secret of want's name, after a create
 // found it already there, and says whether b did not make it.
-func (e *external) refuseForeignAt(ctx context.Context, b *v1alpha1.Burst, kind string, into, want client.Object) error {
-	if err := e.target.Get(ctx, client.ObjectKeyFromObject(want), into); err != nil {
-		return errors.Wrapf(err, "cannot get %s %s/%s in the target cluster", kind, want.GetNamespace(), want.GetName())
+func (e *external) refuseForeignSecret(ctx context.Context, b *v1alpha1.Burst, want *corev1.Secret) error {
+	got := &corev1.Secret{}
+	if err := e.target.Get(ctx, client.ObjectKeyFromObject(want), got); err != nil {
+		return errors.Wrapf(err, "cannot get Secret %s/%s in the target cluster", want.Namespace, want.Name)
 	}
-	if !Owned(into, b) {
-		return foreign(kind, into)
+	if !Owned(got, b) {
+		return foreign("Secret", got, "")
 	}
 	return nil
+}
+
+// foreignClaim is the refusal for claim, a MiniCluster of the burst
+// claim's name that is not the one of uid recorded, which the Burst made
+// ("" if it has made none).
+func foreignClaim(claim *unstructured.Unstructured, recorded types.UID) error {
+	why := fmt.Sprintf("uid %s; this Burst has made none", claim.GetUID())
+	if recorded != "" {
+		why = fmt.Sprintf("uid %s, not %s, the one this Burst made (status.atProvider.claimUID)", claim.GetUID(), recorded)
+	}
+	return foreign(v1alpha2.ClaimKind, claim, " ("+why+"; labels do not make a MiniCluster the Burst's)")
 }
 
 // foreign is the refusal for obj of kind, in the way of what a Burst
-// writes. The kind is passed, not read from obj: typed objects come back
-// from the API server without it.
-func foreign(kind string, obj client.Object) error {
-	return errors.Errorf("%s %s/%s exists in the target cluster but was not made by this Burst, so the Burst writes nothing there (a MiniCluster of that name would get the root's CURVE certificate): delete it, or choose another cluster name (spec.forProvider.cluster) or target namespace (spec.forProvider.targetNamespace)", kind, obj.GetNamespace(), obj.GetName())
+// writes; why, if set, says how the Burst knows. The kind is passed, not
+// read from obj: typed objects come back from the API server without it.
+func foreign(kind string, obj client.Object, why string) error {
+	return errors.Errorf("%s %s/%s exists in the target cluster but was not made by this Burst%s, so the Burst writes nothing there (a MiniCluster of that name would get the root's CURVE certificate): delete it, or choose another cluster name (spec.forProvider.cluster) or target namespace (spec.forProvider.targetNamespace)", kind, obj.GetNamespace(), obj.GetName(), why)
 }
 
 // Update moves the burst MiniCluster to the lead broker's current address
@@ -354,20 +494,22 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	// Observe saw both objects as this Burst's, but either may have been
 	// replaced since: a tenant of the target namespace may delete the
 	// burst MiniCluster and create its own.
-	f, err := e.find(ctx, w)
+	f, err := e.look(ctx, b, w)
 	if err != nil {
-		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot read the target cluster")
+		return managed.ExternalUpdate{}, err
 	}
-	if err := f.refuseForeign(b); err != nil {
+	if err := e.refuseForeign(ctx, b, f, true); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
 	if f.claim == nil || f.secret == nil {
 		return managed.ExternalUpdate{}, errors.Errorf("cannot update the burst MiniCluster %s/%s and its CURVE certificate Secret: one of them is gone from the target cluster (the next reconcile creates it)", w.claim.GetNamespace(), w.claim.GetName())
 	}
 	// Update sends the resource version read, so a Secret replaced since
-	// is a conflict, not overwritten.
-	if sec := f.secret; !bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) {
+	// is a conflict, not overwritten. The MiniCluster is the Burst's own
+	// (refuseForeign), so the copy may be bound to it if it is not.
+	if sec := f.secret; !bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) || !BoundTo(sec, f.claim) {
 		sec.Data = w.secret.Data
+		BindCopy(sec, f.claim)
 		if err := e.target.Update(ctx, sec); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update the CURVE certificate Secret in the target cluster")
 		}
@@ -396,26 +538,22 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	return managed.ExternalUpdate{}, nil
 }
 
-// Delete removes the burst MiniCluster and the certificate copy, and only
-// those: objects of the same names that this Burst did not make are left.
+// Delete removes the burst MiniCluster the Burst created and its
+// certificate copy, and only those: objects of the same names that this
+// Burst did not make are left.
 func (e *external) Delete(ctx context.Context, mg resource.Managed) (managed.ExternalDelete, error) {
 	b, ok := mg.(*v1alpha1.Burst)
 	if !ok {
 		return managed.ExternalDelete{}, errors.New(errNotBurst)
 	}
 	b.SetConditions(xpv2.Deleting())
-	for _, obj := range e.ours(b) {
-		if err := e.target.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			if absent(err) {
-				continue
-			}
-			return managed.ExternalDelete{}, errors.Wrap(err, "cannot read the target cluster")
-		}
-		if !Owned(obj, b) {
-			continue
-		}
-		if err := e.target.Delete(ctx, obj); err != nil && !kerrors.IsNotFound(err) {
-			return managed.ExternalDelete{}, errors.Wrap(err, fmt.Sprintf("cannot delete %s/%s in the target cluster", obj.GetNamespace(), obj.GetName()))
+	objs, err := e.mine(ctx, b)
+	if err != nil {
+		return managed.ExternalDelete{}, err
+	}
+	for _, obj := range objs {
+		if err := e.takeBack(ctx, obj); err != nil {
+			return managed.ExternalDelete{}, err
 		}
 	}
 	return managed.ExternalDelete{}, nil

@@ -76,13 +76,13 @@ func apiClient(t *testing.T, funcs *interceptor.Funcs, objs ...client.Object) cl
 	}
 	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.Burst{}, &v1alpha1.ProviderConfig{}, &v1alpha1.ClusterProviderConfig{}).
-		WithInterceptorFuncs(interceptor.Funcs{Get: get}).Build()
+		WithInterceptorFuncs(interceptor.Funcs{Get: get, Create: createWithUID}).Build()
 }
 
 // reconcileBurst runs the Burst reconciler once, as the controller does.
 func reconcileBurst(t *testing.T, c client.Client) (reconcile.Result, *v1alpha1.Burst) {
 	t.Helper()
-	r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
+	r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, c, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
 	res, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}})
 	if err != nil {
 		t.Fatalf("Reconcile: %v", err)
@@ -116,6 +116,7 @@ func TestReconcile(t *testing.T) {
 	type want struct {
 		created     bool // the burst MiniCluster exists in the target (whoever made it)
 		copied      bool // the certificate copy does
+		recorded    bool // the stored Burst's status.atProvider.claimUID is the burst MiniCluster's uid
 		synced      condition
 		ready       condition
 		requeue     time.Duration
@@ -131,13 +132,13 @@ func TestReconcile(t *testing.T) {
 		"Creates": {
 			reason: "A Burst whose root is up creates the burst MiniCluster in the target.",
 			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
-			want:   want{created: true, copied: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
+			want:   want{created: true, copied: true, recorded: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
 		},
 		"CreatePendingIsNoDeadlock": {
 			reason: "The target objects are named by the Burst's spec, so a create that crashed before it was recorded (create-pending without create-succeeded) is safe to retry instead of needing the annotation removed by hand.",
 			burst:  func(b *v1alpha1.Burst) { xpmeta.SetExternalCreatePending(b, time.Now().Add(-time.Minute)) },
 			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0))},
-			want:   want{created: true, copied: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
+			want:   want{created: true, copied: true, recorded: true, synced: condition{corev1.ConditionTrue, xpv2.ReasonReconcileSuccess}, ready: condition{corev1.ConditionFalse, xpv2.ReasonCreating}},
 		},
 		"ObserveOnly": {
 			reason: "With managementPolicies [Observe] the Burst only reads: nothing is created in the target.",
@@ -168,6 +169,11 @@ func TestReconcile(t *testing.T) {
 			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)), tenantClaim()},
 			want:   want{created: true, copied: false, synced: condition{corev1.ConditionFalse, xpv2.ReasonReconcileError}, msgContains: "MiniCluster cloud/burst-0 exists in the target cluster but was not made by this Burst"},
 		},
+		"RefusedForgedClaim": {
+			reason: "A MiniCluster of the burst claim's name that a tenant of the target namespace made first, with the Burst's own labels, is refused the same: the Burst made none.",
+			world:  []client.Object{rootClaim(t), leadService(30093), rootSecret(), node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)), forgedClaim(newBurst())},
+			want:   want{created: true, copied: false, synced: condition{corev1.ConditionFalse, xpv2.ReasonReconcileError}, msgContains: "MiniCluster cloud/burst-0 exists in the target cluster but was not made by this Burst"},
+		},
 		"RefusedTargetNamespace": {
 			reason: "A target namespace the ClusterProviderConfig does not allow is Synced=False, naming the field, and nothing is created anywhere.",
 			burst:  func(b *v1alpha1.Burst) { b.Spec.ForProvider.TargetNamespace = "kube-system" },
@@ -194,6 +200,12 @@ func TestReconcile(t *testing.T) {
 			}
 			if got := c.Get(context.Background(), types.NamespacedName{Namespace: "cloud", Name: "burst-0-curve-cert"}, &corev1.Secret{}) == nil; got != tc.want.copied {
 				t.Errorf("%s\ncertificate copied: %t, want %t", tc.reason, got, tc.want.copied)
+			}
+			// The record Create writes must survive the reconciler's own
+			// writes of the Burst after Create.
+			uid := got.Status.AtProvider.ClaimUID
+			if recorded := uid != "" && claimExists(t, c) && uid == string(getClaim(t, c).GetUID()); recorded != tc.want.recorded {
+				t.Errorf("%s\nstatus.atProvider.claimUID %q: recorded %t, want %t", tc.reason, uid, recorded, tc.want.recorded)
 			}
 			synced, ready := got.GetCondition(xpv2.TypeSynced), got.GetCondition(xpv2.TypeReady)
 			if diff := cmp.Diff(tc.want.synced, condition{synced.Status, synced.Reason}); diff != "" {
@@ -291,7 +303,7 @@ func TestDeleteRefused(t *testing.T) {
 	b.Spec.ForProvider.TargetNamespace = "kube-system"
 	b.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 	c := apiClient(t, nil, sameCluster(), b)
-	r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
+	r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, c, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
 	if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}}); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
@@ -331,7 +343,7 @@ func TestDeleteWhileTargetLacksAPI(t *testing.T) {
 			b.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
 			c := apiClient(t, funcs, sameCluster(), b, rootClaim(t), leadService(30093), rootSecret(),
 				node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)))
-			r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
+			r := NewReconciler(&rfake.Manager{Client: c, Scheme: testScheme(t)}, c, logging.NewNopLogger(), event.NewNopRecorder(), time.Minute)
 			if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "hpc", Name: "to-cloud"}}); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}

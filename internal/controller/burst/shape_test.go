@@ -98,11 +98,11 @@ func testExternalTargetShape(t *testing.T, rootShape, shape string) {
 	if err := unstructured.SetNestedField(root.Object, int64(2), "status", "size"); err != nil {
 		t.Fatal(err)
 	}
-	local := localClient(t, root, leadService(30093), rootSecret(),
-		node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)))
-	target := localClient(t)
-	e := &external{local: local, target: target}
 	b := newBurst()
+	local := localClient(t, root, leadService(30093), rootSecret(),
+		node("node-a", "10.0.0.1", "34.1.1.1"), leadPod("flux-sample-0-abcde", "node-a", time.Unix(100, 0)), b)
+	target := localClient(t)
+	e := newExternal(local, target)
 
 	if _, err := e.Create(ctx, b); err != nil {
 		t.Fatalf("Create: %v", err)
