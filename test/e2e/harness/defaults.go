@@ -15,12 +15,8 @@ import (
 // (nil: the shipped one) and each key of defaults set in the input's
 // defaults, beside what Install sets there (the node's Flux view), as a
 // platform team sets, say, defaults.imagePullSecrets. nil defaults are
-// Install's. It waits until the newest CompositionRevision carries both and
-// has a valid pipeline, and returns its name.
-//
-// SetPolicy alone cannot undo it: SetPolicy waits for a revision with the
-// policy only, which the revision with the defaults already has. Undo it
-// with SetPolicyAndDefaults(ctx, policy, nil).
+// Install's (SetPolicy). It waits until the newest CompositionRevision
+// carries both and has a valid pipeline, and returns its name.
 func (cp *ControlPlane) SetPolicyAndDefaults(ctx context.Context, policy, defaults map[string]any) (string, error) {
 	_, composition, _, err := shapeFiles(cp.Shape())
 	if err != nil {

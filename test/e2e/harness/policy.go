@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"reflect"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // compositionObjects reads the shape's Composition as Install applies it:
@@ -62,74 +59,13 @@ func normalize(v map[string]any) (any, error) {
 }
 
 // SetPolicy applies the Composition again with policy as its function
-// input's policy (nil: the shipped one), as a platform team changes its
-// policy, and waits until Crossplane has a CompositionRevision of it with a
-// valid pipeline: composites on the Automatic update policy (the default)
-// move to it on their next reconcile. It returns that revision's name.
+// input's policy (nil: the shipped one) and Install's defaults, as a
+// platform team changes its policy, and waits until Crossplane has a
+// CompositionRevision of it with a valid pipeline: composites on the
+// Automatic update policy (the default) move to it on their next
+// reconcile. It returns that revision's name (SetPolicyAndDefaults).
 func (cp *ControlPlane) SetPolicy(ctx context.Context, policy map[string]any) (string, error) {
-	_, composition, _, err := shapeFiles(cp.Shape())
-	if err != nil {
-		return "", err
-	}
-	objs, err := cp.compositionObjects(composition, policy)
-	if err != nil {
-		return "", err
-	}
-	var want any
-	for _, o := range objs {
-		want = inputPolicy(o)
-	}
-	if want, err = normalizeAny(want); err != nil {
-		return "", err
-	}
-	if err := cp.Apply(ctx, objs...); err != nil {
-		return "", err
-	}
-	var revision string
-	err = cp.waitFor(ctx, cp.crossplane, 2*time.Minute, "the newest CompositionRevision of "+CompositionName+" to carry the policy and be ValidPipeline=True", func(ctx context.Context) (bool, error) {
-		l := &unstructured.UnstructuredList{}
-		l.SetAPIVersion("apiextensions.crossplane.io/v1")
-		l.SetKind("CompositionRevisionList")
-		if err := cp.Client.List(ctx, l, client.MatchingLabels{"crossplane.io/composition-name": CompositionName}); err != nil {
-			return false, err
-		}
-		var newest *unstructured.Unstructured
-		var top int64 = -1
-		for i := range l.Items {
-			if n, _, _ := unstructured.NestedInt64(l.Items[i].Object, "spec", "revision"); n > top {
-				top, newest = n, &l.Items[i]
-			}
-		}
-		if newest == nil {
-			return false, fmt.Errorf("no CompositionRevision yet")
-		}
-		got, err := normalizeAny(inputPolicy(newest))
-		if err != nil {
-			return false, err
-		}
-		if !reflect.DeepEqual(got, want) {
-			return false, fmt.Errorf("revision %s (%d) has policy %v, want %v", newest.GetName(), top, got, want)
-		}
-		if st, msg := Condition(newest, "ValidPipeline"); st != "True" {
-			return false, fmt.Errorf("%s: ValidPipeline=%s %s", newest.GetName(), st, msg)
-		}
-		revision = newest.GetName()
-		return true, nil
-	})
-	return revision, err
-}
-
-// inputPolicy is the function input's policy in the (last) step of a
-// Composition's or CompositionRevision's pipeline.
-func inputPolicy(comp *unstructured.Unstructured) any {
-	var policy any
-	steps, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
-	for _, st := range steps {
-		if m, ok := st.(map[string]any); ok {
-			policy, _, _ = unstructured.NestedFieldCopy(m, "input", "policy")
-		}
-	}
-	return policy
+	return cp.SetPolicyAndDefaults(ctx, policy, nil)
 }
 
 // normalizeAny is normalize for what a Composition holds; an empty policy
