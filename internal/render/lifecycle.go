@@ -17,8 +17,9 @@ const LeadIndex = "0"
 const KilledExitCode = 137
 
 // Lifecycle is how the Job of a MiniCluster ends, in the fields of the Job
-// API of Kubernetes 1.31 and later (podFailurePolicy is GA in 1.31,
-// successPolicy and backoffLimitPerIndex are beta and on by default there):
+// API that are GA from Kubernetes 1.34, the oldest version the README names
+// (podFailurePolicy since 1.31, successPolicy and backoffLimitPerIndex
+// since 1.33, podReplacementPolicy since 1.34):
 //
 //   - The job fails on the lead: the lead's runner exits with
 //     entrypoint.JobFailedExitCode, which the pod failure policy turns into a
