@@ -182,14 +182,16 @@ func testBurst(t *testing.T, rootShape, targetShape driver.Shape) {
 		}
 		t.Logf("installed the %s shape's XRD and Composition in the burst cluster in %s", remote.Shape(), time.Since(start).Round(100*time.Millisecond))
 
-		eventually(t, 2*time.Minute, "the burst cluster holds the certificate copy and MiniCluster "+cluster, func() error {
-			return wantBurstClaim(t, remote, target, cluster, "203.0.113.10", nodePort, root, 4,
-				[]any{map[string]any{"name": cluster, "size": int64(4)}})
-		})
+		// The controller creates the MiniCluster first, then the copy
+		// for the uid it got: wait for both.
 		s := &corev1.Secret{}
-		if err := remote.Client.Get(ctx(t), client.ObjectKey{Namespace: target, Name: cluster + "-curve-cert"}, s); err != nil {
-			t.Fatal(err)
-		}
+		eventually(t, 2*time.Minute, "the burst cluster holds the certificate copy and MiniCluster "+cluster, func() error {
+			if err := wantBurstClaim(t, remote, target, cluster, "203.0.113.10", nodePort, root, 4,
+				[]any{map[string]any{"name": cluster, "size": int64(4)}}); err != nil {
+				return err
+			}
+			return remote.Client.Get(ctx(t), client.ObjectKey{Namespace: target, Name: cluster + "-curve-cert"}, s)
+		})
 		if !bytes.Equal(s.Data[curveKey], rootCert) {
 			t.Errorf("secret %s/%s curve.cert differs from the root's %s-curve-cert", target, s.Name, root)
 		}
@@ -356,14 +358,14 @@ func testBurst(t *testing.T, rootShape, targetShape driver.Shape) {
 			t.Fatal(err)
 		}
 		bindLeadPod(t, lead, ns, root2, "", "node-c")
-		eventually(t, 2*time.Minute, "MiniCluster "+localNS+"/"+cluster2+" appears in the lead cluster", func() error {
-			return wantBurstClaim(t, lead, localNS, cluster2, "10.0.0.3", port2, root2, 2,
-				[]any{map[string]any{"name": cluster2, "size": int64(2)}})
-		})
 		s := &corev1.Secret{}
-		if err := lead.Client.Get(ctx(t), client.ObjectKey{Namespace: localNS, Name: cluster2 + "-curve-cert"}, s); err != nil {
-			t.Fatal(err)
-		}
+		eventually(t, 2*time.Minute, "MiniCluster "+localNS+"/"+cluster2+" and its certificate copy appear in the lead cluster", func() error {
+			if err := wantBurstClaim(t, lead, localNS, cluster2, "10.0.0.3", port2, root2, 2,
+				[]any{map[string]any{"name": cluster2, "size": int64(2)}}); err != nil {
+				return err
+			}
+			return lead.Client.Get(ctx(t), client.ObjectKey{Namespace: localNS, Name: cluster2 + "-curve-cert"}, s)
+		})
 		if !bytes.Equal(s.Data[curveKey], cert2) {
 			t.Errorf("secret %s/%s curve.cert differs from %s's", localNS, s.Name, root2)
 		}
