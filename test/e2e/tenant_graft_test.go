@@ -126,7 +126,7 @@ func TestTenantGraftV2(t *testing.T) {
 	before := clusterState(t, cp, ns)
 	seen := watchPod(t, cp, ns, name+"-services")
 	step(t, "grafted back with a privileged services Pod, it is refused (ForeignObject) and nothing is adopted", func(t *testing.T) {
-		createTenantClaim(t, top, cp, tenant, exampleWith(t, cp, "examples/interactive/claim.yaml", ns, name, graftHostile(name, loot)))
+		createTenantClaim(t, top, cp, tenant, exampleWith(t, cp, "examples/interactive/claim.yaml", ns, name, harness.GraftHostileSpec(name, loot)))
 		msg := waitValidFalse(t, cp, ns, name, "ForeignObject", func() string { return graftEvidence(t, cp, ns, name) })
 		for _, want := range []string{
 			"Job " + ns + "/" + name, // the object, by kind and name
@@ -186,7 +186,7 @@ func TestTenantGraftV2(t *testing.T) {
 			return nil
 		})
 		seen := watchPod(t, cp, ns, other+"-services")
-		createTenantClaim(t, top, cp, tenant, exampleWith(t, cp, "examples/interactive/claim.yaml", ns, other, graftHostile(name, loot)))
+		createTenantClaim(t, top, cp, tenant, exampleWith(t, cp, "examples/interactive/claim.yaml", ns, other, harness.GraftHostileSpec(name, loot)))
 		msg := waitValidFalse(t, cp, ns, other, "ForeignObject", func() string { return graftEvidence(t, cp, ns, name) })
 		if !strings.Contains(msg, "Job "+ns+"/"+name) {
 			t.Errorf("Valid=False (ForeignObject) says %q; want it to name Job %s/%s", msg, ns, name)
@@ -210,29 +210,6 @@ func TestTenantGraftV2(t *testing.T) {
 // graftHarmless is what the interactive example gets for the first orph:
 // two brokers, nothing the default policy refuses.
 const graftHarmless = `size: 2`
-
-// graftHostile is the second orph: the same cluster, its resourceRefs
-// naming the first one's orphans, with a services Pod that has the node.
-func graftHostile(name, secret string) string {
-	return fmt.Sprintf(`
-size: 2
-crossplane:
-  resourceRefs:
-    - {apiVersion: batch/v1, kind: Job, name: %[1]s}
-    - {apiVersion: v1, kind: ConfigMap, name: %[1]s-entrypoint}
-    - {apiVersion: v1, kind: Secret, name: %[1]s-curve-cert}
-    - {apiVersion: v1, kind: Service, name: %[1]s}
-services:
-  - name: root
-    image: ubuntu:noble
-    command: ls /host/etc
-    securityContext:
-      privileged: true
-      capabilities: {add: [ALL]}
-    volumes: {host: {hostPath: /, path: /host, readOnly: true}}
-    secrets: {LOOT: {name: %[2]s, key: password}}
-`, name, secret)
-}
 
 // exampleWith is an example's claim named name in ns with spec (YAML)
 // merged into its spec (maps merge, the rest is replaced).

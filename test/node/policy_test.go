@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
+	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
 // TestPolicyDefault is the platform's default policy on the real node, for
@@ -150,24 +151,7 @@ func TestPolicyGraftV2(t *testing.T) {
 			return nil
 		})
 
-		mustKubectl(t, cp, "apply", "--as", user, "-f", manifest(t, "interactive", ns, withSpec(name, fmt.Sprintf(`
-size: 2
-crossplane:
-  resourceRefs:
-    - {apiVersion: batch/v1, kind: Job, name: %[1]s}
-    - {apiVersion: v1, kind: ConfigMap, name: %[1]s-entrypoint}
-    - {apiVersion: v1, kind: Secret, name: %[1]s-curve-cert}
-    - {apiVersion: v1, kind: Service, name: %[1]s}
-services:
-  - name: root
-    image: ubuntu:noble
-    command: ls /host/etc
-    securityContext:
-      privileged: true
-      capabilities: {add: [ALL]}
-    volumes: {host: {hostPath: /, path: /host, readOnly: true}}
-    secrets: {LOOT: {name: %[2]s, key: password}}
-`, name, loot))))
+		mustKubectl(t, cp, "apply", "--as", user, "-f", manifest(t, "interactive", ns, withSpec(name, harness.GraftHostileSpec(name, loot))))
 		servicesPod := func() string {
 			return strings.TrimSpace(mustKubectl(t, cp, "get", "pods", "-n", ns, "--field-selector", "metadata.name="+name+"-services", "-o", "name"))
 		}
