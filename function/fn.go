@@ -136,7 +136,11 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 	}
 	trust := admission.Trusted(self, observedObjects(observed))
 
-	p, errs := plan.New(mc, plan.Facts{Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets, AdmittedSize: trust.AdmittedSize()})
+	gang := admission.GangScheduling(in.Scheduling.Effective(), trust, answerFrom(req))
+	p, errs := plan.New(mc, plan.Facts{
+		Namespace: ns, ImagePullSecrets: in.Defaults.ImagePullSecrets, AdmittedSize: trust.AdmittedSize(),
+		Gang: gang.On, GangMinCount: gang.MinCount,
+	})
 	if len(errs) > 0 {
 		return invalid(FormatErrors(errs))
 	}
@@ -151,7 +155,7 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 	}
 	d := admission.Decide(admission.Input{
 		Policy: pol, Defaults: in.Defaults, Self: self, Plan: p, Objects: objs,
-		JobSpecHash: desired.jobSpecHash, Trust: trust, Answer: answerFrom(req),
+		JobSpecHash: desired.jobSpecHash, Trust: trust, Gang: gang, Answer: answerFrom(req),
 	})
 	if err := report(rsp, d); err != nil {
 		return err
@@ -303,6 +307,11 @@ func toDesired(objs []render.Object, own map[string]*unstructured.Unstructured) 
 		u, err := toComposed(o.Object)
 		if err != nil {
 			return r, errors.Wrapf(err, "cannot convert %s to a composed resource", o)
+		}
+		for _, f := range o.Beyond {
+			if err := unstructured.SetNestedField(u.Object, f.Value, f.Path...); err != nil {
+				return r, errors.Wrapf(err, "cannot set %s of %s", strings.Join(f.Path, "."), o)
+			}
 		}
 		stampVersion(u)
 		switch o.Name {

@@ -22,12 +22,12 @@ set -euo pipefail
 
 CROSSPLANE_CLI_VERSION=v2.5.0   # module github.com/crossplane/cli/v2
 CROSSPLANE_CORE_VERSION=v2.4.0  # module github.com/crossplane/crossplane/v2 (v2.4.2 does not build here)
-KUBERNETES_VERSION=v1.34.12     # module k8s.io/kubernetes; staging modules at v0.34.12
+KUBERNETES_VERSION=v1.37.2      # module k8s.io/kubernetes; staging modules at v0.37.2
 CONTROLLER_GEN_VERSION=v0.20.0  # module sigs.k8s.io/controller-tools
 CRANE_VERSION=v0.21.9           # module github.com/google/go-containerregistry (as used by the CLI)
 GOLANGCI_LINT_VERSION=v2.15.0   # module github.com/golangci/golangci-lint/v2 (config: .golangci.yml)
 COREDNS_VERSION=v1.13.1         # module github.com/coredns/coredns (only the plugins the real node needs)
-KUEUE_VERSION=v0.17.0           # module sigs.k8s.io/kueue (cmd/kueue, the controller manager; its CRDs and webhooks come from the same module)
+KUEUE_VERSION=v0.19.1           # module sigs.k8s.io/kueue (cmd/kueue, the controller manager; its CRDs and webhooks come from the same module)
 
 CROSSPLANE_CLI_MODULE=github.com/crossplane/cli/v2
 CROSSPLANE_CORE_MODULE=github.com/crossplane/crossplane/v2

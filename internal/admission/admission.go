@@ -98,6 +98,10 @@ type Input struct {
 	// JobSpecHash is the hash of the immutable spec of the Job as
 	// rendered now (the function's job-spec-hash annotation).
 	JobSpecHash string
+	// Gang is whether the brokers start as a gang (GangScheduling): the
+	// lookups it needs are asked with the room's, and its refusal is the
+	// room's.
+	Gang Gang
 	// Trust is what the room trusts of the observed objects (Trusted).
 	Trust Trust
 	// Answer is what the cluster answered to a lookup, by its name:
@@ -139,6 +143,16 @@ type Decision struct {
 // the whole policy, against the cluster's objects it names, for names
 // another object holds, and by Pod Security, before anything is composed.
 func Decide(in Input) Decision {
+	d := decide(in)
+	d.Lookups = append(append([]Lookup(nil), in.Gang.Lookups...), d.Lookups...)
+	d.Waiting = d.Waiting || in.Gang.Waiting
+	if d.Refused == nil && !d.Waiting {
+		d.Refused = in.Gang.Refused
+	}
+	return d
+}
+
+func decide(in Input) Decision {
 	var d Decision
 	if r := in.Trust.ForeignRefused(in.Self); r != nil {
 		d.Refused = r

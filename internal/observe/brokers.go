@@ -125,7 +125,7 @@ const HoldingDocs = "docs/minicluster.md#how-a-minicluster-starts"
 // ones that run do nothing while they keep their share of the nodes, and
 // MiniClusters that each hold part of theirs wait for one another until
 // their deadlines.
-const holdingFix = "they keep their share of the nodes and do nothing until then, and MiniClusters that each hold part of theirs wait for one another; queue MiniClusters with Kueue, which starts a Job whole, or run fewer at once"
+const holdingFix = "they keep their share of the nodes and do nothing until then, and MiniClusters that each hold part of theirs wait for one another; a platform starts brokers whole with gang scheduling (Kubernetes ≥ 1.37 with the GenericWorkload gate: the function composes a PodGroup for every new MiniCluster) or with Kueue, which admits a Job whole; else run fewer at once"
 
 // heldBrokers counts the broker indexes whose newest pod is on a node and
 // still runs: what the MiniCluster holds of the cluster.

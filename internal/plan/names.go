@@ -28,6 +28,8 @@ type Names struct {
 	ServicesPod string
 	// Selector selects the broker pods, for the scale subresource.
 	Selector string
+	// PodGroup is the brokers' gang: the PodGroup and its Workload.
+	PodGroup string
 }
 
 // Label keys of the broker pods.
@@ -52,6 +54,7 @@ func names(mc *v1alpha2.MiniCluster) Names {
 		LeadBroker:  mc.Name + "-lead-broker",
 		ServicesPod: mc.Name + "-services",
 		Selector:    LabelSelector + "=" + mc.Name,
+		PodGroup:    mc.Name,
 	}
 	if n.Service == "" {
 		n.Service = mc.Name

@@ -52,6 +52,27 @@ type Facts struct {
 	// decides it from the Job it trusts): the cluster keeps running that
 	// many pods whatever spec.size now asks (AdmittedBy says why).
 	AdmittedSize int32
+	// Gang: the brokers start as a gang (internal/admission decides it
+	// from the function input, the cluster and the running Job).
+	Gang bool
+	// GangMinCount is the gang size the MiniCluster's own PodGroup
+	// started with, 0 for none yet.
+	GangMinCount int32
+}
+
+// Gang is how a MiniCluster's brokers start whole: kube-scheduler places
+// MinCount of the PodGroup's pods at once or none of them.
+type Gang struct {
+	// PodGroup is the name of the PodGroup and of its Workload.
+	PodGroup string
+	// MinCount is the quorum the MiniCluster starts with (ReadyQuorum
+	// when its PodGroup is new), never more than Size. The scheduler reads
+	// it only for pods it has yet to place: once MinCount brokers run, a
+	// broker that joins (a larger spec.size) or replaces one is placed
+	// alone, so a larger size keeps the gang size the MiniCluster started
+	// with, and a smaller one lowers it to the size, or a broker that
+	// replaces one would wait for brokers that no longer come.
+	MinCount int32
 }
 
 // Plan is a checked MiniCluster and everything derived from it: what
@@ -84,6 +105,8 @@ type Plan struct {
 	// ReadyQuorum is the number of ready brokers that make the cluster
 	// Running and the Job ready: BrokerQuorum, or Size when that is 0.
 	ReadyQuorum int32
+	// Gang, when set, makes the brokers start whole (Facts.Gang).
+	Gang *Gang
 
 	// Runner is the index of the container that runs Flux.
 	Runner int
@@ -159,6 +182,13 @@ func New(mc *v1alpha2.MiniCluster, f Facts) (*Plan, field.ErrorList) {
 		p.ReadyQuorum = p.Size
 	}
 	p.Names = names(mc)
+	if f.Gang {
+		n := p.ReadyQuorum
+		if f.GangMinCount > 0 {
+			n = f.GangMinCount
+		}
+		p.Gang = &Gang{PodGroup: p.Names.PodGroup, MinCount: min(n, p.Size)}
+	}
 
 	// The schema guarantees one runner and a size of at least 1; a request
 	// that skipped it (a hand-made composite) must still not reach code

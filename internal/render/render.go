@@ -24,6 +24,8 @@ const (
 	KeyJob         = "job"
 	KeyServicesPod = "services-pod"
 	KeyLeadBroker  = "lead-broker"
+	KeyWorkload    = "workload"
+	KeyPodGroup    = "podgroup"
 	// KeyContainerServicePrefix + container name: a per-container Service.
 	KeyContainerServicePrefix = "service-"
 )
@@ -42,6 +44,17 @@ type Input struct {
 type Object struct {
 	Name   string
 	Object runtime.Object
+	// Beyond are fields of Object that its Go type cannot hold: the
+	// project's k8s.io/api is older than the API server's newest fields
+	// (JoinGang). They are set on the object as the API server reads it.
+	Beyond []Field
+}
+
+// Field is one field of an object as the API server reads it: the path of
+// its keys, and its value.
+type Field struct {
+	Path  []string
+	Value any
 }
 
 // Render returns every object of the MiniCluster, always in this order so
@@ -71,7 +84,13 @@ func Render(in Input) []Object {
 		// it serves are done.
 		objs = append(objs, Object{Name: KeyServicesPod, Object: ServicesPod(in)})
 	}
-	return append(objs, Object{Name: KeyJob, Object: Job(in)})
+	if in.Gang == nil {
+		return append(objs, Object{Name: KeyJob, Object: Job(in)})
+	}
+	return append(objs,
+		Object{Name: KeyWorkload, Object: Workload(in)},
+		Object{Name: KeyPodGroup, Object: PodGroup(in)},
+		Object{Name: KeyJob, Object: Job(in), Beyond: []Field{JoinGang(in)}})
 }
 
 // String describes an object for messages.

@@ -36,6 +36,48 @@ type Input struct {
 	// left out, the secure defaults apply (Policy.Effective).
 	// +optional
 	Policy Policy `json:"policy,omitempty"`
+
+	// Scheduling says how the brokers of every MiniCluster composed with
+	// this Composition are placed on the nodes.
+	// +optional
+	Scheduling Scheduling `json:"scheduling,omitempty"`
+}
+
+// Scheduling of a MiniCluster's brokers.
+type Scheduling struct {
+	// Gang says whether a MiniCluster's brokers start whole: with gang
+	// scheduling the function composes a Workload and a PodGroup
+	// (scheduling.k8s.io/v1beta1, Kubernetes 1.37 with the GenericWorkload
+	// feature gate) whose minCount is the quorum the MiniCluster starts
+	// with (spec.minSize, else spec.size), and kube-scheduler places that
+	// many brokers at once or none, so a MiniCluster never holds part of
+	// the nodes while it waits for the rest. Auto (the default) does so
+	// where the cluster serves the API (its APIService
+	// v1beta1.scheduling.k8s.io is Available) and changes nothing where it
+	// does not; Required composes nothing until the API is served;
+	// Disabled never composes them. A running MiniCluster keeps what it
+	// started with: a Job's pod template cannot change.
+	// +kubebuilder:validation:Enum=Auto;Required;Disabled
+	// +optional
+	Gang GangMode `json:"gang,omitempty"`
+}
+
+// GangMode is Scheduling.Gang.
+type GangMode string
+
+// Gang modes.
+const (
+	GangAuto     GangMode = "Auto"
+	GangRequired GangMode = "Required"
+	GangDisabled GangMode = "Disabled"
+)
+
+// Effective is the mode, Auto when left out.
+func (s Scheduling) Effective() GangMode {
+	if s.Gang == "" {
+		return GangAuto
+	}
+	return s.Gang
 }
 
 // Defaults a platform team sets for its tenants.

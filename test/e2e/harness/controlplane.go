@@ -75,6 +75,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
 		return err
 	}
 	cp.apiserver.args = append(cp.apiserver.args, audit...)
+	cp.apiserver.args = append(cp.apiserver.args, cp.workloadAPIFlags(true)...)
 	if err := cp.runAPIServer(ctx, "kube-apiserver /readyz"); err != nil {
 		return err
 	}
@@ -150,6 +151,7 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context) error {
 		"--root-ca-file=" + cp.pki.caFile,
 		"--v=1",
 	}, nil, cp.Dir, cp.LogDir)
+	cp.kcm.args = append(cp.kcm.args, cp.workloadAPIFlags(false)...)
 	if err := cp.kcm.start(); err != nil {
 		return err
 	}
@@ -178,6 +180,9 @@ func (cp *ControlPlane) controllers() []string {
 	if cp.opts.Node != nil {
 		c = append(c, "endpointslice-controller", "node-lifecycle-controller", "root-ca-certificate-publisher-controller",
 			"pod-garbage-collector-controller", "resourcequota-controller", "persistentvolume-binder-controller")
+	}
+	if cp.ServesWorkloadAPI() {
+		c = append(c, podGroupProtection)
 	}
 	return c
 }

@@ -18,6 +18,19 @@ import (
 // Install's (SetPolicy). It waits until the newest CompositionRevision
 // carries both and has a valid pipeline, and returns its name.
 func (cp *ControlPlane) SetPolicyAndDefaults(ctx context.Context, policy, defaults map[string]any) (string, error) {
+	return cp.setInput(ctx, policy, defaults, nil)
+}
+
+// SetScheduling applies the Composition again with scheduling as its
+// function input's scheduling (nil: the shipped one, gang Auto), the
+// shipped policy and Install's defaults, as a platform team turns gang
+// scheduling off (scheduling.gang: Disabled), and waits for its
+// CompositionRevision as SetPolicyAndDefaults does.
+func (cp *ControlPlane) SetScheduling(ctx context.Context, scheduling map[string]any) (string, error) {
+	return cp.setInput(ctx, nil, nil, scheduling)
+}
+
+func (cp *ControlPlane) setInput(ctx context.Context, policy, defaults, scheduling map[string]any) (string, error) {
 	_, composition, _, err := shapeFiles(cp.Shape())
 	if err != nil {
 		return "", err
@@ -30,8 +43,13 @@ func (cp *ControlPlane) SetPolicyAndDefaults(ctx context.Context, policy, defaul
 	if err != nil {
 		return "", err
 	}
-	var wantPolicy, wantDefaults any
+	var wantPolicy, wantDefaults, wantScheduling any
 	for _, o := range objs {
+		if scheduling != nil {
+			if err := setInput(o, "scheduling", scheduling); err != nil {
+				return "", err
+			}
+		}
 		if m, ok := extra.(map[string]any); ok {
 			for k, v := range m {
 				if err := setInputField(o, v, "defaults", k); err != nil {
@@ -39,7 +57,10 @@ func (cp *ControlPlane) SetPolicyAndDefaults(ctx context.Context, policy, defaul
 				}
 			}
 		}
-		wantPolicy, wantDefaults = inputField(o, "policy"), inputField(o, "defaults")
+		wantPolicy, wantDefaults, wantScheduling = inputField(o, "policy"), inputField(o, "defaults"), inputField(o, "scheduling")
+	}
+	if wantScheduling, err = normalizeAny(wantScheduling); err != nil {
+		return "", err
 	}
 	if wantPolicy, err = normalizeAny(wantPolicy); err != nil {
 		return "", err
@@ -68,7 +89,7 @@ func (cp *ControlPlane) SetPolicyAndDefaults(ctx context.Context, policy, defaul
 		if newest == nil {
 			return false, fmt.Errorf("no CompositionRevision yet")
 		}
-		for key, want := range map[string]any{"policy": wantPolicy, "defaults": wantDefaults} {
+		for key, want := range map[string]any{"policy": wantPolicy, "defaults": wantDefaults, "scheduling": wantScheduling} {
 			got, err := normalizeAny(inputField(newest, key))
 			if err != nil {
 				return false, err

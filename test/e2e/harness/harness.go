@@ -62,6 +62,8 @@ var (
 type ControlPlane struct {
 	// nodeTurn holds nodeLockFile while this control plane has a node.
 	nodeTurn *os.File
+	// kubeMinor is kube-apiserver's minor version (workloadapi.go).
+	kubeMinor int
 
 	// Dir holds everything the control plane writes; LogDir its logs.
 	Dir    string
@@ -142,6 +144,9 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if opts.Tools != nil {
 		cp.tools = *opts.Tools
 	} else if cp.tools, err = FindTools(ctx, opts.RepoRoot); err != nil {
+		return nil, err
+	}
+	if cp.kubeMinor, err = kubeMinor(ctx, cp.tools.KubeAPIServer); err != nil {
 		return nil, err
 	}
 	if opts.Dir != "" {

@@ -24,7 +24,7 @@ import (
 // KueueModule is the Kueue module whose manager (cmd/kueue, built by
 // hack/tools.sh), CRDs and webhook configurations the harness runs; the
 // three must come from the same version.
-const KueueModule = "sigs.k8s.io/kueue@v0.17.0"
+const KueueModule = "sigs.k8s.io/kueue@v0.19.1"
 
 // KueueNamespace is Kueue's own namespace, as its manifests install it.
 const KueueNamespace = "kueue-system"
@@ -144,6 +144,9 @@ func (cp *ControlPlane) startKueue(ctx context.Context) error {
 		"clientConnection":           map[string]any{"qps": 50, "burst": 100},
 		"manageJobsWithoutQueueName": opts.ManageJobsWithoutQueueName,
 		"integrations":               map[string]any{"frameworks": opts.Frameworks},
+		// Off (VisibilityOnDemand=false below), but kept off Kueue's
+		// default port, which another process may hold.
+		"visibilityServer": map[string]any{"bindAddress": "127.0.0.1", "bindPort": visibility},
 	}
 	b, err := yaml.Marshal(config)
 	if err != nil {
@@ -168,7 +171,6 @@ func (cp *ControlPlane) startKueue(ctx context.Context) error {
 		// server reads its certificate from /visibility (another fixed
 		// path); nothing here uses it.
 		"--feature-gates=VisibilityOnDemand=false",
-		"--visibility-server-port=" + strconv.Itoa(visibility),
 	}
 	if cp.opts.Debug {
 		args = append(args, "--zap-log-level=5")

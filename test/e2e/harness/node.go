@@ -198,6 +198,7 @@ func (n *Node) startScheduler(ctx context.Context) error {
 		"--leader-elect=false",
 		"--v=1",
 	}, nil, n.dir, n.cp.LogDir)
+	n.scheduler.args = append(n.scheduler.args, n.cp.workloadAPIFlags(false)...)
 	if err := n.scheduler.start(); err != nil {
 		return err
 	}

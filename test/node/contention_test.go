@@ -1,0 +1,368 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/driver"
+	"github.com/flux-framework/minicluster-crossplane/internal/observe"
+	"github.com/flux-framework/minicluster-crossplane/internal/plan"
+	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+)
+
+// Contention: more MiniClusters than the node has room for, applied at
+// once, the way an HPC queue fills. Each broker requests a share of the
+// node's free CPU such that six brokers fit and seven do not, and each
+// MiniCluster has four: one and a half MiniClusters fit at a time.
+//
+// Without gang scheduling the scheduler places brokers one by one, so
+// MiniClusters each hold part of their brokers, none reaches its quorum,
+// and the node sits idle until their deadlines (issue 34 measured it:
+// three MiniClusters holding 1, 3 and 2 brokers from second 50 on). With
+// it, kube-scheduler places a MiniCluster's quorum at once or none of it,
+// so the node is always either running a whole MiniCluster or free for
+// the next.
+
+const (
+	contentionMiniClusters = 6
+	contentionSize         = 4
+	// contentionFit is how many brokers fit the node at once.
+	contentionFit = 6
+	// permitWait is kube-scheduler's gang permit timeout (a constant of
+	// its GangScheduling plugin in 1.37): the longest a gang may hold
+	// part of its pods, reserved, before the scheduler lets them go.
+	permitWait = 5 * time.Minute
+)
+
+// TestContention: with gang scheduling every MiniCluster reaches
+// Succeeded and none holds a partial set of running brokers for longer
+// than the permit wait; without it (scheduling.gang: Disabled) the
+// MiniClusters that stall holding part of their brokers say so on their
+// Brokers condition within a minute.
+func TestContention(t *testing.T) {
+	cp := nodePlane(t, driver.ShapeClaims)
+	if !cp.ServesWorkloadAPI() {
+		t.Fatalf("the real node runs Kubernetes 1.%d: gang scheduling needs 1.37", cp.KubernetesMinor())
+	}
+	ns := namespace(t, cp, "contention")
+
+	t.Run("Gang", func(t *testing.T) {
+		r := contend(t, cp, ns, contentionMiniClusters, 10*time.Minute, untilAllFinished)
+		t.Logf("gang: %s", r)
+		for _, m := range r.MiniClusters {
+			if m.Phase != "Succeeded" {
+				t.Errorf("MiniCluster %s ended %q, want Succeeded", m.Name, m.Phase)
+			}
+			if m.LongestPartial > permitWait.Seconds() {
+				t.Errorf("MiniCluster %s held a partial set of brokers for %.0fs, longer than the scheduler's permit wait (%s)", m.Name, m.LongestPartial, permitWait)
+			}
+		}
+		deleteAll(t, cp, ns)
+	})
+
+	t.Run("NoGang", func(t *testing.T) {
+		setGang(t, cp, "Disabled")
+		r := contend(t, cp, ns, contentionMiniClusters, 5*time.Minute, untilStallSaid(t, cp, ns))
+		t.Logf("no gang: %s", r)
+		deleteAll(t, cp, ns)
+	})
+}
+
+// setGang sets the Composition's scheduling.gang, and puts the shipped
+// input back at the end.
+func setGang(t *testing.T, cp *harness.ControlPlane, mode string) {
+	t.Helper()
+	if _, err := cp.SetScheduling(context.Background(), map[string]any{"gang": mode}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := cp.SetScheduling(context.Background(), nil); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// contention is what one run of contend saw.
+type contention struct {
+	// Gang: the MiniClusters' pods were in PodGroups.
+	Gang bool `json:"gang"`
+	// BrokerCPU is each broker's CPU request.
+	BrokerCPU string `json:"brokerCPU"`
+	// Seconds from applying them to the end of the run; Finished of
+	// the MiniClusters reached Succeeded or Failed by then.
+	Seconds  float64 `json:"seconds"`
+	Finished int     `json:"finished"`
+	// PartialBrokerSeconds is the broker-seconds the MiniClusters held a
+	// partial set of running brokers before their quorum ran: nodes
+	// held, and nothing done with them.
+	PartialBrokerSeconds float64          `json:"partialBrokerSeconds"`
+	MiniClusters         []contendedOne   `json:"miniClusters"`
+	Stalls               []contendedStall `json:"stalls,omitempty"`
+}
+
+type contendedOne struct {
+	Name  string `json:"name"`
+	Phase string `json:"phase"`
+	// Whole is when all its brokers first ran together, Done when it
+	// finished (seconds from the start, 0 for never).
+	Whole float64 `json:"whole"`
+	Done  float64 `json:"done"`
+	// LongestPartial is its longest span holding part of its brokers
+	// before they all ran, in seconds.
+	LongestPartial float64 `json:"longestPartial"`
+	// PartialBrokerSeconds is what it held that way.
+	PartialBrokerSeconds float64 `json:"partialBrokerSeconds"`
+}
+
+// contendedStall is a MiniCluster that held part of its brokers, and what
+// its Brokers condition said.
+type contendedStall struct {
+	Name    string  `json:"name"`
+	Held    int     `json:"held"`
+	Seconds float64 `json:"seconds"`
+	Said    string  `json:"said"`
+}
+
+func (c contention) String() string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// sample is one look at the MiniClusters: brokers held (bound to the
+// node and not finished) and phase, by name.
+type sample struct {
+	at    time.Duration
+	held  map[string]int
+	phase map[string]string
+}
+
+// until ends a run: it sees every sample and the run so far.
+type until func(s sample, r *contention, names []string) bool
+
+func untilAllFinished(s sample, r *contention, names []string) bool {
+	return r.Finished == len(names)
+}
+
+// untilStallSaid ends the run once a MiniCluster has held part of its
+// brokers for a minute and its Brokers condition says so, and fails the
+// test if one holds part of them for two minutes without saying it.
+func untilStallSaid(t *testing.T, cp *harness.ControlPlane, ns string) until {
+	since := map[string]time.Duration{}
+	return func(s sample, r *contention, names []string) bool {
+		for _, n := range names {
+			h := s.held[n]
+			if h == 0 || h >= contentionSize || finished(s.phase[n]) {
+				delete(since, n)
+				continue
+			}
+			if _, ok := since[n]; !ok {
+				since[n] = s.at
+			}
+			held := s.at - since[n]
+			if held < time.Minute {
+				continue
+			}
+			msg := brokersMessage(t, cp, ns, n)
+			if strings.Contains(msg, "scheduled and waiting for the rest, which cannot be scheduled") && strings.Contains(msg, observe.HoldingDocs) {
+				r.Stalls = append(r.Stalls, contendedStall{Name: n, Held: h, Seconds: held.Seconds(), Said: msg})
+				return true
+			}
+			if held > 2*time.Minute {
+				t.Fatalf("MiniCluster %s has held %d of its %d brokers for %s and its Brokers condition does not say so: %q", n, h, contentionSize, held.Round(time.Second), msg)
+			}
+		}
+		if r.Finished == len(names) {
+			t.Fatalf("every MiniCluster finished without gang scheduling: the node never deadlocked, so the test showed nothing about a stalled MiniCluster's status (%s)", r)
+		}
+		return false
+	}
+}
+
+func finished(phase string) bool { return phase == "Succeeded" || phase == "Failed" }
+
+// brokersMessage is a MiniCluster's Brokers condition message.
+func brokersMessage(t *testing.T, cp *harness.ControlPlane, ns, name string) string {
+	out, err := kubectl(t, cp, "get", "minicluster", name, "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Brokers")].message}`)
+	if err != nil {
+		return err.Error()
+	}
+	return out
+}
+
+// contend applies n hello-world MiniClusters of contentionSize brokers at
+// once in ns, each broker requesting what makes contentionFit brokers fit
+// the node's free CPU, and samples their pods every second until done
+// says so or timeout passes.
+func contend(t *testing.T, cp *harness.ControlPlane, ns string, n int, timeout time.Duration, done until) contention {
+	t.Helper()
+	ctx := context.Background()
+	cpu := brokerShare(t, cp)
+	r := contention{Gang: gangOn(t, cp), BrokerCPU: cpu.String()}
+	dir := t.TempDir()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("contender-%d", i)
+		f := manifest(t, "hello-world", ns, func(o map[string]any) {
+			u := unstructured.Unstructured{Object: o}
+			u.SetName(names[i])
+			_ = unstructured.SetNestedField(o, int64(contentionSize), "spec", "size")
+			containers, _, _ := unstructured.NestedSlice(o, "spec", "containers")
+			c := containers[0].(map[string]any)
+			c["resources"] = map[string]any{"requests": map[string]any{"cpu": cpu.String()}}
+			_ = unstructured.SetNestedSlice(o, containers, "spec", "containers")
+		})
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, names[i]+".yaml"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	mustKubectl(t, cp, "apply", "-f", dir)
+
+	one := map[string]*contendedOne{}
+	partialSince := map[string]time.Duration{}
+	for _, name := range names {
+		one[name] = &contendedOne{Name: name}
+	}
+	last := time.Duration(0)
+	for {
+		time.Sleep(time.Second)
+		s := look(ctx, t, cp, ns, time.Since(start))
+		dt := (s.at - last).Seconds()
+		last = s.at
+		r.Finished = 0
+		for _, name := range names {
+			m, h := one[name], s.held[name]
+			m.Phase = s.phase[name]
+			if finished(m.Phase) {
+				r.Finished++
+				if m.Done == 0 {
+					m.Done = s.at.Seconds()
+				}
+			}
+			if m.Whole == 0 && h >= contentionSize {
+				m.Whole = s.at.Seconds()
+			}
+			if m.Whole == 0 && h > 0 && h < contentionSize {
+				if _, ok := partialSince[name]; !ok {
+					partialSince[name] = s.at
+				}
+				m.PartialBrokerSeconds += float64(h) * dt
+				r.PartialBrokerSeconds += float64(h) * dt
+				m.LongestPartial = max(m.LongestPartial, (s.at - partialSince[name]).Seconds())
+			} else {
+				delete(partialSince, name)
+			}
+		}
+		r.Seconds = s.at.Seconds()
+		if done(s, &r, names) {
+			break
+		}
+		if s.at > timeout {
+			t.Errorf("after %s: %d of %d MiniClusters finished", timeout, r.Finished, n)
+			break
+		}
+	}
+	for _, name := range names {
+		r.MiniClusters = append(r.MiniClusters, *one[name])
+	}
+	return r
+}
+
+// look samples the MiniClusters' pods and phases.
+func look(ctx context.Context, t *testing.T, cp *harness.ControlPlane, ns string, at time.Duration) sample {
+	t.Helper()
+	s := sample{at: at, held: map[string]int{}, phase: map[string]string{}}
+	pods := &corev1.PodList{}
+	if err := cp.Client.List(ctx, pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			s.held[p.Labels[plan.LabelName]]++
+		}
+	}
+	mcs := &unstructured.UnstructuredList{}
+	mcs.SetAPIVersion("flux-framework.org/v1alpha2")
+	mcs.SetKind("MiniClusterList")
+	if err := cp.Client.List(ctx, mcs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mcs.Items {
+		s.phase[m.GetName()], _, _ = unstructured.NestedString(m.Object, "status", "phase")
+	}
+	return s
+}
+
+// brokerShare is the CPU request that makes contentionFit brokers fit the
+// node's free CPU and one more not: free/6.5.
+func brokerShare(t *testing.T, cp *harness.ControlPlane) resource.Quantity {
+	t.Helper()
+	ctx := context.Background()
+	nodes := &corev1.NodeList{}
+	if err := cp.Client.List(ctx, nodes); err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("want the one real node: %v (%d nodes)", err, len(nodes.Items))
+	}
+	free := nodes.Items[0].Status.Allocatable.Cpu().MilliValue()
+	pods := &corev1.PodList{}
+	if err := cp.Client.List(ctx, pods); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			free -= c.Resources.Requests.Cpu().MilliValue()
+		}
+	}
+	share := free * 2 / (2*contentionFit + 1)
+	if share < 50 {
+		t.Fatalf("the node has %dm CPU free: too little for %d brokers", free, contentionFit)
+	}
+	return *resource.NewMilliQuantity(share, resource.DecimalSI)
+}
+
+// gangOn tells whether the shipped Composition, as it is now, composes a
+// gang on this cluster: it does unless scheduling.gang is Disabled.
+func gangOn(t *testing.T, cp *harness.ControlPlane) bool {
+	out := mustKubectl(t, cp, "get", "composition", harness.CompositionName, "-o", "jsonpath={.spec.pipeline[*].input.scheduling.gang}")
+	return cp.ServesWorkloadAPI() && strings.TrimSpace(out) != "Disabled"
+}
+
+// deleteAll deletes every MiniCluster in ns and waits until their pods
+// are gone, so that the next run starts on a free node.
+func deleteAll(t *testing.T, cp *harness.ControlPlane, ns string) {
+	t.Helper()
+	mustKubectl(t, cp, "delete", "miniclusters", "--all", "-n", ns, "--timeout=3m")
+	eventually(t, 3*time.Minute, "every pod of the MiniClusters is gone", func() error {
+		pods := &corev1.PodList{}
+		if err := cp.Client.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var left []string
+		for _, p := range pods.Items {
+			left = append(left, p.Name)
+		}
+		sort.Strings(left)
+		if len(left) > 0 {
+			return fmt.Errorf("pods left: %v", left)
+		}
+		return nil
+	})
+}
