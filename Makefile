@@ -69,6 +69,19 @@ e2e: ## End-to-end tests on a real control plane: etcd, kube-apiserver, controll
 		MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)" \
 		go test $(GO_TEST_FLAGS) -count=1 -timeout=45m -v ./test/e2e/...
 
+.PHONY: e2e-oldest
+e2e-oldest: ## The control plane's tenant, lifecycle and gang tests on the oldest Kubernetes the README supports (kube-apiserver and kube-controller-manager at KUBERNETES_OLDEST_VERSION, hack/tools.sh).
+	@$(TOOLS) install kubernetes-oldest etcd crossplane-core crossplane-cli crane
+	MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path oldest-kube-apiserver)" \
+		MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path oldest-kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
+		MC_CROSSPLANE="$$($(TOOLS) path crossplane-cli)" MC_CRANE="$$($(TOOLS) path crane)" \
+		go test $(GO_TEST_FLAGS) -count=1 -timeout=20m -v -run '$(OLDEST_TESTS)' ./test/e2e/
+
+# What the oldest version runs: a tenant's MiniCluster of each shape from
+# create to delete, its lifecycle, and gang scheduling where the cluster
+# cannot do it (nothing changes; Required refuses).
+OLDEST_TESTS = ^(TestTenants|TestTenantsV2|TestLifecycle|TestGang|TestGangV2)$$
+
 .PHONY: e2e-node
 e2e-node: ## The README's flows and every example on a real node (kubelet, containerd, CoreDNS, Kueue, images built here); needs root. MC_FLUX_PREFIX=DIR for real flux-core instead of the stand-in.
 	@$(TOOLS) install kubernetes etcd crossplane-core node coredns kueue
@@ -84,6 +97,15 @@ bench-node: ## Measure hello-world size 4 on the real node, v2 and claims agains
 	@$(TOOLS) install kubernetes etcd crossplane-core node coredns
 	@mkdir -p $(BIN)
 	$(E2E_ENV) MC_E2E_NODE=1 MC_NODE_BENCH=1 MC_NODE_BENCH_REPORT=$(BIN)/bench-node.json go test -count=1 -timeout=40m -v -run '^TestBenchNodeWrites$$' ./test/node/
+
+CONTENTION_N ?= 6
+
+.PHONY: bench-contention
+bench-contention: ## $(CONTENTION_N) hello-world MiniClusters of 4 brokers on a real node with room for 6 brokers, with and without gang scheduling in one run: time until all finish and broker-seconds held partial (report in $(BIN)/bench-contention.json; not a test); needs root.
+	@$(TOOLS) install kubernetes etcd crossplane-core node coredns kueue
+	@mkdir -p $(BIN)
+	$(E2E_ENV) MC_E2E_NODE=1 MC_NODE_CONTENTION_BENCH=1 MC_NODE_CONTENTION_N=$(CONTENTION_N) MC_NODE_CONTENTION_REPORT=$(BIN)/bench-contention.json \
+		go test -count=1 -timeout=40m -v -run '^TestBenchContention$$' ./test/node/
 
 E2E_ENV = MC_E2E=1 MC_ETCD="$$($(TOOLS) path etcd)" MC_KUBE_APISERVER="$$($(TOOLS) path kube-apiserver)" \
 	MC_KUBE_CONTROLLER_MANAGER="$$($(TOOLS) path kube-controller-manager)" MC_CROSSPLANE_CORE="$$($(TOOLS) path crossplane-core)" \
@@ -124,7 +146,7 @@ golden: build ## Rewrite the render goldens (crossplane composition render and i
 	go test ./cmd/minicluster/ -run '^TestGoldens$$' -update
 
 .PHONY: test
-test: lint test-unit test-render test-fuzz e2e e2e-node ## Every test.
+test: lint test-unit test-render test-fuzz e2e e2e-oldest e2e-node ## Every test.
 	@echo "make test: all tests passed"
 
 .PHONY: clean

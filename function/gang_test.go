@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/admission"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
@@ -95,6 +96,12 @@ func TestRunFunctionGang(t *testing.T) {
 			spec:   helloSpec,
 			input:  `{"apiVersion":"minicluster.fn.flux-framework.org/v1beta1","kind":"Input","scheduling":{"gang":"Required"}}`,
 			want:   want{lookup: true, refused: admission.ReasonGangUnavailable},
+		},
+		"PodGroupTaken": {
+			reason:  "A PodGroup of the MiniCluster's name that is not its own (a tenant's, made to weaken the gang) refuses it, as every name taken does.",
+			spec:    helloSpec,
+			cluster: []*unstructured.Unstructured{workloadAPI("True"), {Object: resource.MustStructJSON(podGroup(1)).AsMap()}},
+			want:    want{lookup: true, refused: admission.ReasonNameTaken},
 		},
 		"RunningWithoutGang": {
 			reason:   "A Job that started without a gang keeps running without one when the API appears: its pod template cannot change.",

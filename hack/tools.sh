@@ -6,10 +6,11 @@
 #   hack/tools.sh envtest-assets      print a KUBEBUILDER_ASSETS directory
 #   hack/tools.sh versions            print the pinned versions
 #
-# Tool names: crossplane-cli crossplane-core kubernetes controller-gen crane
-# golangci-lint etcd shellcheck czmq node coredns kueue. Binary names for
-# `path`: crossplane-cli crossplane-core kube-apiserver
-# kube-controller-manager kube-scheduler kubelet kubectl controller-gen crane
+# Tool names: crossplane-cli crossplane-core kubernetes kubernetes-oldest
+# controller-gen crane golangci-lint etcd shellcheck czmq node coredns kueue.
+# Binary names for `path`: crossplane-cli crossplane-core kube-apiserver
+# kube-controller-manager kube-scheduler kubelet kubectl
+# oldest-kube-apiserver oldest-kube-controller-manager controller-gen crane
 # golangci-lint etcd shellcheck coredns kueue containerd ctr runc mmdebstrap. `node` is the real
 # node's Debian packages (containerd, runc, CNI plugins, mmdebstrap).
 #
@@ -23,6 +24,7 @@ set -euo pipefail
 CROSSPLANE_CLI_VERSION=v2.5.0   # module github.com/crossplane/cli/v2
 CROSSPLANE_CORE_VERSION=v2.4.0  # module github.com/crossplane/crossplane/v2 (v2.4.2 does not build here)
 KUBERNETES_VERSION=v1.37.2      # module k8s.io/kubernetes; staging modules at v0.37.2
+KUBERNETES_OLDEST_VERSION=v1.34.12 # the oldest version the README supports: its kube-apiserver and kube-controller-manager run make e2e-oldest
 CONTROLLER_GEN_VERSION=v0.20.0  # module sigs.k8s.io/controller-tools
 CRANE_VERSION=v0.21.9           # module github.com/google/go-containerregistry (as used by the CLI)
 GOLANGCI_LINT_VERSION=v2.15.0   # module github.com/golangci/golangci-lint/v2 (config: .golangci.yml)
@@ -42,7 +44,7 @@ KUEUE_MODULE=sigs.k8s.io/kueue
 # images and iproute2 for the node's bridge.
 NODE_PACKAGES=(containerd runc containernetworking-plugins mmdebstrap iproute2)
 
-ALL_TOOLS=(controller-gen golangci-lint etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes node coredns kueue)
+ALL_TOOLS=(controller-gen golangci-lint etcd shellcheck czmq crane crossplane-cli crossplane-core kubernetes kubernetes-oldest node coredns kueue)
 
 ROOT="${MC_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minicluster-tools}"
 
@@ -173,6 +175,7 @@ tool_dir() { # NAME -> versioned directory
 	crossplane-cli) echo "$ROOT/crossplane-cli-$CROSSPLANE_CLI_VERSION" ;;
 	crossplane-core) echo "$ROOT/crossplane-core-$CROSSPLANE_CORE_VERSION" ;;
 	kubernetes) echo "$ROOT/kubernetes-$KUBERNETES_VERSION" ;;
+	kubernetes-oldest) echo "$ROOT/kubernetes-$KUBERNETES_OLDEST_VERSION" ;;
 	controller-gen) echo "$ROOT/controller-gen-$CONTROLLER_GEN_VERSION" ;;
 	crane) echo "$ROOT/crane-$CRANE_VERSION" ;;
 	golangci-lint) echo "$ROOT/golangci-lint-$GOLANGCI_LINT_VERSION" ;;
@@ -187,13 +190,14 @@ bin_path() { # BINARY -> absolute path (may not exist)
 	crossplane-cli | crossplane) echo "$(tool_dir crossplane-cli)/crossplane" ;;
 	crossplane-core) echo "$(tool_dir crossplane-core)/crossplane" ;;
 	kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kubectl) echo "$(tool_dir kubernetes)/$1" ;;
+	oldest-kube-apiserver | oldest-kube-controller-manager) echo "$(tool_dir kubernetes-oldest)/${1#oldest-}" ;;
 	controller-gen) echo "$(tool_dir controller-gen)/controller-gen" ;;
 	crane) echo "$(tool_dir crane)/crane" ;;
 	golangci-lint) echo "$(tool_dir golangci-lint)/golangci-lint" ;;
 	coredns) echo "$(tool_dir coredns)/coredns" ;;
 	kueue) echo "$(tool_dir kueue)/kueue" ;;
 	etcd | shellcheck | containerd | ctr | runc | mmdebstrap) command -v "$1" 2>/dev/null || echo "/nonexistent/$1" ;;
-	*) die "unknown binary $1 (want one of: crossplane-cli crossplane-core kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl controller-gen crane golangci-lint etcd shellcheck coredns kueue containerd ctr runc mmdebstrap)" ;;
+	*) die "unknown binary $1 (want one of: crossplane-cli crossplane-core kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl oldest-kube-apiserver oldest-kube-controller-manager controller-gen crane golangci-lint etcd shellcheck coredns kueue containerd ctr runc mmdebstrap)" ;;
 	esac
 }
 
@@ -209,6 +213,10 @@ present() { # NAME -> true if installed and working
 			runs_version "$KUBERNETES_VERSION" "$(bin_path kube-scheduler)" --version &&
 			runs_version "$KUBERNETES_VERSION" "$(bin_path kubelet)" --version &&
 			runs_version "$KUBERNETES_VERSION" "$(bin_path kubectl)" version --client
+		;;
+	kubernetes-oldest)
+		runs_version "$KUBERNETES_OLDEST_VERSION" "$(bin_path oldest-kube-apiserver)" --version &&
+			runs_version "$KUBERNETES_OLDEST_VERSION" "$(bin_path oldest-kube-controller-manager)" --version
 		;;
 	controller-gen) runs_version "$CONTROLLER_GEN_VERSION" "$(bin_path controller-gen)" --version ;;
 	crane) runs_version "$CRANE_VERSION" "$(bin_path crane)" version ;;
@@ -247,6 +255,7 @@ tool_version() {
 	crossplane-cli) echo "$CROSSPLANE_CLI_VERSION" ;;
 	crossplane-core) echo "$CROSSPLANE_CORE_VERSION" ;;
 	kubernetes) echo "$KUBERNETES_VERSION" ;;
+	kubernetes-oldest) echo "$KUBERNETES_OLDEST_VERSION" ;;
 	controller-gen) echo "$CONTROLLER_GEN_VERSION" ;;
 	crane) echo "$CRANE_VERSION" ;;
 	golangci-lint) echo "$GOLANGCI_LINT_VERSION" ;;
@@ -335,23 +344,36 @@ build_crossplane_core() {
 }
 
 build_kubernetes() {
+	build_kubernetes_version kubernetes "$KUBERNETES_VERSION" \
+		cmd/kube-apiserver:kube-apiserver cmd/kube-controller-manager:kube-controller-manager \
+		cmd/kube-scheduler:kube-scheduler cmd/kubelet:kubelet cmd/kubectl:kubectl
+}
+
+# The oldest supported version runs only the control plane (make
+# e2e-oldest), so only its two binaries are built.
+build_kubernetes_oldest() {
+	build_kubernetes_version kubernetes-oldest "$KUBERNETES_OLDEST_VERSION" \
+		cmd/kube-apiserver:kube-apiserver cmd/kube-controller-manager:kube-controller-manager
+}
+
+# build_kubernetes_version NAME VERSION PKG:BIN...
+build_kubernetes_version() {
+	local name=$1 version=$2
+	shift 2
 	go_env
-	local v=${KUBERNETES_VERSION#v} major minor commit date staging ld="" p k
+	local v=${version#v} major minor commit date staging ld="" p
 	major=${v%%.*}
 	minor=${v#*.}
 	minor=${minor%%.*}
 	staging="v0.${v#*.}" # v1.34.12 -> v0.34.12
-	commit=$(module_commit "$KUBERNETES_MODULE" "$KUBERNETES_VERSION")
+	commit=$(module_commit "$KUBERNETES_MODULE" "$version")
 	date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 	for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-		ld+=" -X $p.gitVersion=$KUBERNETES_VERSION -X $p.gitMajor=$major -X $p.gitMinor=$minor"
+		ld+=" -X $p.gitVersion=$version -X $p.gitMajor=$major -X $p.gitMinor=$minor"
 		ld+=" -X $p.gitTreeState=clean -X $p.buildDate=$date"
 		[[ -z "$commit" ]] || ld+=" -X $p.gitCommit=$commit"
 	done
-	k=$KUBERNETES_MODULE
-	build_copied_module kubernetes "$k" "$KUBERNETES_VERSION" "$staging" "$ld" \
-		cmd/kube-apiserver:kube-apiserver cmd/kube-controller-manager:kube-controller-manager \
-		cmd/kube-scheduler:kube-scheduler cmd/kubelet:kubelet cmd/kubectl:kubectl
+	build_copied_module "$name" "$KUBERNETES_MODULE" "$version" "$staging" "$ld" "$@"
 }
 
 apt_install() { # PKG...
@@ -430,6 +452,7 @@ build_note() {
 	crossplane-cli) echo "cold build ~15-25 min on 2 cores" ;;
 	crossplane-core) echo "cold build ~20 min on 2 cores" ;;
 	kubernetes) echo "cold build ~25-30 min on 2 cores" ;;
+	kubernetes-oldest) echo "cold build of kube-apiserver and kube-controller-manager ~10-15 min on 2 cores" ;;
 	controller-gen | crane) echo "cold build ~1-3 min" ;;
 	golangci-lint) echo "cold build ~4-9 min on 2 cores" ;;
 	etcd) echo "Debian package etcd-server" ;;
@@ -494,7 +517,7 @@ cmd_path() {
 	local p
 	p=$(bin_path "$1")
 	if [[ ! -x "$p" ]]; then
-		log "$1 is not installed; run: $0 install $(case "$1" in kube-* | kubelet | kubectl) echo kubernetes ;; crossplane) echo crossplane-cli ;; containerd | ctr | runc | mmdebstrap) echo node ;; *) echo "$1" ;; esac)"
+		log "$1 is not installed; run: $0 install $(case "$1" in oldest-*) echo kubernetes-oldest ;; kube-* | kubelet | kubectl) echo kubernetes ;; crossplane) echo crossplane-cli ;; containerd | ctr | runc | mmdebstrap) echo node ;; *) echo "$1" ;; esac)"
 		exit 1
 	fi
 	printf '%s\n' "$p"
@@ -517,6 +540,7 @@ cmd_versions() {
 crossplane-cli  $CROSSPLANE_CLI_MODULE $CROSSPLANE_CLI_VERSION
 crossplane-core $CROSSPLANE_CORE_MODULE $CROSSPLANE_CORE_VERSION
 kubernetes      $KUBERNETES_MODULE $KUBERNETES_VERSION
+kubernetes-oldest $KUBERNETES_MODULE $KUBERNETES_OLDEST_VERSION
 controller-gen  $CONTROLLER_GEN_MODULE $CONTROLLER_GEN_VERSION
 crane           $CRANE_MODULE $CRANE_VERSION
 golangci-lint   $GOLANGCI_LINT_MODULE $GOLANGCI_LINT_VERSION

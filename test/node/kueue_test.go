@@ -157,6 +157,9 @@ func TestKueueQueuesMiniClusters(t *testing.T) {
 
 	mustKubectl(t, cp, "apply", "-f", kueueClaim(t, ns1, "first", "sleep 45"))
 	wantColumns(t, cp, ns1, "first", 3*time.Minute, map[string]string{"SIZE": "4", "BROKERS": "4", "PHASE": "Running"})
+	if cp.ServesWorkloadAPI() {
+		wantGangUnderKueue(t, cp, ns1, "first")
+	}
 
 	counter := countWrites(t, cp, ns2, "second")
 	created := time.Now()
@@ -284,6 +287,37 @@ func TestKueueQueuesMiniClusters(t *testing.T) {
 	wantColumns(t, cp, ns2, "third", 2*time.Minute, map[string]string{"PHASE": "Queued"})
 	mustKubectl(t, cp, "delete", "minicluster", "fourth", "-n", ns1, "--wait=false")
 	wantColumns(t, cp, ns2, "third", 4*time.Minute, map[string]string{"PHASE": "Succeeded"})
+}
+
+// wantGangUnderKueue: Kueue admitted the Job whole and kube-scheduler
+// placed it as one gang, each in its own way: the brokers Kueue unsuspended
+// are the PodGroup's (Kueue kept the pod template's schedulingGroup), the
+// PodGroup says the scheduler placed them, and Kueue made no gang of its
+// own (its pod-group label is for plain Pods).
+func wantGangUnderKueue(t *testing.T, cp *harness.ControlPlane, ns, name string) {
+	t.Helper()
+	out := mustKubectl(t, cp, "get", "pods", "-n", ns, "-l", "job-name="+name, "-o",
+		`jsonpath={range .items[*]}{.spec.schedulingGroup.podGroupName}{"|"}{.metadata.labels.kueue\.x-k8s\.io/pod-group-name}{"\n"}{end}`)
+	lines := strings.Fields(strings.TrimSpace(out))
+	if len(lines) != 4 {
+		t.Fatalf("pods of %s: %q, want 4", name, out)
+	}
+	for _, l := range lines {
+		if l != name+"|" {
+			t.Errorf("a pod of %s shows podGroupName|kueue pod group %q, want %q", name, l, name+"|")
+		}
+	}
+	eventually(t, time.Minute, "the PodGroup says its gang was scheduled", func() error {
+		st, err := kubectl(t, cp, "get", "podgroup", name, "-n", ns, "-o",
+			`jsonpath={.spec.schedulingPolicy.gang.minCount} {.status.conditions[?(@.type=="PodGroupInitiallyScheduled")].status}`)
+		if err != nil {
+			return err
+		}
+		if st != "4 True" {
+			return fmt.Errorf("PodGroup %s: minCount and PodGroupInitiallyScheduled %q, want \"4 True\"", name, st)
+		}
+		return nil
+	})
 }
 
 // writeCounter counts the changes (watch events: what reached etcd) of
