@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,9 +69,15 @@ func TestOperatorCRD(t *testing.T) {
 		eventually(t, time.Minute, "the operator's CRD is established", func() error {
 			return crdEstablished(t, cp)
 		})
-		if err := cp.Client.Create(ctx(t), mc); err != nil {
-			t.Fatal(err)
-		}
+		// Established is the CRD's word; the client's discovery of the new
+		// kind may lag it by a moment on a loaded machine.
+		eventually(t, time.Minute, "the operator's MiniCluster is created", func() error {
+			err := cp.Client.Create(ctx(t), mc.DeepCopy())
+			if err != nil && !meta.IsNoMatchError(err) {
+				t.Fatal(err)
+			}
+			return err
+		})
 		opJob = operatorJob(mc)
 		for _, o := range operatorObjects(mc, opJob) {
 			if err := cp.Client.Create(ctx(t), o); err != nil {
