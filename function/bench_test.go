@@ -258,9 +258,9 @@ func observe(tb testing.TB, ex example, rsp *fnv1.RunFunctionResponse) *fnv1.Run
 	oxr["spec"].(map[string]any)["resourceRefs"] = refs
 	st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
 	st["phase"] = "Running"
-	st["claimConditionTypes"] = []any{"Scaled", "Valid"}
+	st["claimConditionTypes"] = []any{function.ConditionScaled, function.ConditionValid}
 	var conds []any
-	for _, c := range []string{"Responsive", "Scaled", "Valid", "Synced", "Ready"} {
+	for _, c := range []string{"Responsive", function.ConditionScaled, function.ConditionValid, "Synced", "Ready"} {
 		conds = append(conds, map[string]any{"type": c, "status": "True", "reason": "Available", "lastTransitionTime": "2024-01-01T00:00:03Z"})
 	}
 	st["conditions"] = conds

@@ -10,7 +10,6 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
-	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
@@ -66,7 +65,7 @@ func secretData(secret map[string]any) (string, bool) {
 			return "", false
 		}
 	}
-	s, _ := m[entrypoint.CurveFile].(string)
+	s, _ := m[v1alpha2.CurveCertKey].(string)
 	return s, true
 }
 

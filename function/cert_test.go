@@ -12,6 +12,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve/curvetest"
 )
@@ -136,7 +137,7 @@ func TestUserCurveCertComposed(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			rsp := run(t, req(xr(specWith(t, map[string]any{"curveCert": mine}), ""), tc.observed, ""))
-			got := desired(t, rsp, "curve-cert", &corev1.Secret{}).Data["curve.cert"]
+			got := desired(t, rsp, "curve-cert", &corev1.Secret{}).Data[v1alpha2.CurveCertKey]
 			if diff := cmp.Diff(mine, string(got)); diff != "" {
 				t.Errorf("%s\ncurve-cert Secret: -want, +got:\n%s", tc.reason, diff)
 			}

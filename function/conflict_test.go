@@ -10,6 +10,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
+
+	"github.com/flux-framework/minicluster-crossplane/internal/admission"
 )
 
 // xrUID is the uid of the composite in these tests.
@@ -89,7 +91,7 @@ func TestRunFunctionForeignObjects(t *testing.T) {
 		"TheFluxOperatorsJob": {
 			reason:   "The Flux Operator's Job of the same MiniCluster: say whose it is and what to do, compose nothing.",
 			required: map[string]*fnv1.Resources{requiredJob: {Items: []*fnv1.Resource{existingJob(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"MiniCluster","name":"flux-sample","uid":"11111111-2222-4333-8444-555555555555","controller":true}`)}}},
-			want:     want{requirements: hello, reason: "JobExists", fatal: "Job tenant-a/flux-sample already exists, made by the Flux Operator for its MiniCluster flux-sample (uid 11111111-2222-4333-8444-555555555555), not by this MiniCluster for Crossplane: the operator's Job keeps running untouched. Once the operator is gone, delete the MiniCluster (kubectl delete minicluster flux-sample -n tenant-a) and apply it again (docs/migration.md)"},
+			want:     want{requirements: hello, reason: admission.ReasonJobExists, fatal: "Job tenant-a/flux-sample already exists, made by the Flux Operator for its MiniCluster flux-sample (uid 11111111-2222-4333-8444-555555555555), not by this MiniCluster for Crossplane: the operator's Job keeps running untouched. Once the operator is gone, delete the MiniCluster (kubectl delete minicluster flux-sample -n tenant-a) and apply it again (docs/migration.md)"},
 		},
 		"TheFluxOperatorsObjects": {
 			reason: "The operator's ConfigMap and Service too: the Job is named first.",
@@ -97,22 +99,22 @@ func TestRunFunctionForeignObjects(t *testing.T) {
 				"existing-entrypoint": {Items: []*fnv1.Resource{existing("v1", "ConfigMap", "flux-sample-entrypoint", `{"apiVersion":"flux-framework.org/v1alpha2","kind":"MiniCluster","name":"flux-sample","uid":"11111111-2222-4333-8444-555555555555","controller":true}`, "", "")}},
 				requiredJob:           {Items: []*fnv1.Resource{existingJob(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"MiniCluster","name":"flux-sample","uid":"11111111-2222-4333-8444-555555555555","controller":true}`)}},
 			},
-			want: want{requirements: hello, reason: "JobExists", fatal: "Job tenant-a/flux-sample already exists, made by the Flux Operator"},
+			want: want{requirements: hello, reason: admission.ReasonJobExists, fatal: "Job tenant-a/flux-sample already exists, made by the Flux Operator"},
 		},
 		"AnEarlierV2MiniClustersJob": {
 			reason:   "In the v2 shape the composite is a MiniCluster of the Flux Operator's apiVersion and kind: a Job Crossplane composed for another one (an earlier MiniCluster of this name, being deleted) is not called the operator's.",
 			required: map[string]*fnv1.Resources{requiredJob: {Items: []*fnv1.Resource{composedJob(`{"apiVersion":"flux-framework.org/v1alpha2","kind":"MiniCluster","name":"flux-sample","uid":"66666666-7777-4888-9999-000000000000","controller":true}`, "flux-sample")}}},
-			want:     want{requirements: hello, reason: "JobExists", fatal: "Job tenant-a/flux-sample already exists, composed by Crossplane for MiniCluster flux-sample (uid 66666666-7777-4888-9999-000000000000), not for this MiniCluster: typically an earlier MiniCluster of this name, still being deleted."},
+			want:     want{requirements: hello, reason: admission.ReasonJobExists, fatal: "Job tenant-a/flux-sample already exists, composed by Crossplane for MiniCluster flux-sample (uid 66666666-7777-4888-9999-000000000000), not for this MiniCluster: typically an earlier MiniCluster of this name, still being deleted."},
 		},
 		"AJobWithoutController": {
 			reason:   "A Job nothing controls is not ours either.",
 			required: map[string]*fnv1.Resources{requiredJob: {Items: []*fnv1.Resource{existingJob("")}}},
-			want:     want{requirements: hello, reason: "JobExists", fatal: "Job tenant-a/flux-sample already exists and no MiniCluster controls it: this MiniCluster cannot compose its own Job of that name (from metadata.name). Delete that Job, or delete this MiniCluster and create it again with another metadata.name; nothing was changed"},
+			want:     want{requirements: hello, reason: admission.ReasonJobExists, fatal: "Job tenant-a/flux-sample already exists and no MiniCluster controls it: this MiniCluster cannot compose its own Job of that name (from metadata.name). Delete that Job, or delete this MiniCluster and create it again with another metadata.name; nothing was changed"},
 		},
 		"AnotherMiniClustersService": {
 			reason:   "Another MiniCluster (a bursting `a`) composed Service flux-sample (its lead broker, say): this one's broker Service takes the name from metadata.name.",
 			required: map[string]*fnv1.Resources{"existing-service": {Items: []*fnv1.Resource{existing("v1", "Service", "flux-sample", otherXR, "a-9x2kq", "a")}}},
-			want:     want{requirements: hello, reason: "NameTaken", fatal: "Service tenant-a/flux-sample already exists and belongs to MiniCluster a: its name comes from this MiniCluster's metadata.name. Two MiniClusters in one namespace cannot compose objects of the same name: delete this MiniCluster and create it again with another metadata.name; nothing was changed, and the existing object is untouched"},
+			want:     want{requirements: hello, reason: admission.ReasonNameTaken, fatal: "Service tenant-a/flux-sample already exists and belongs to MiniCluster a: its name comes from this MiniCluster's metadata.name. Two MiniClusters in one namespace cannot compose objects of the same name: delete this MiniCluster and create it again with another metadata.name; nothing was changed, and the existing object is untouched"},
 		},
 		"HeadlessName": {
 			reason:   "network.headlessName names the Service: the message names that field.",
@@ -120,7 +122,7 @@ func TestRunFunctionForeignObjects(t *testing.T) {
 			required: map[string]*fnv1.Resources{"existing-service": {Items: []*fnv1.Resource{existing("v1", "Service", "shared", otherXR, "a-9x2kq", "a")}}},
 			want: want{
 				requirements: map[string]*fnv1.ResourceSelector{requiredJob: hello[requiredJob], "existing-service": sel("v1", "Service", "shared"), "existing-entrypoint": hello["existing-entrypoint"], "existing-curve-cert": hello["existing-curve-cert"]},
-				reason:       "NameTaken", fatal: "Service tenant-a/shared already exists and belongs to MiniCluster a: its name comes from this MiniCluster's spec.network.headlessName.",
+				reason:       admission.ReasonNameTaken, fatal: "Service tenant-a/shared already exists and belongs to MiniCluster a: its name comes from this MiniCluster's spec.network.headlessName.",
 			},
 		},
 		"ContainerService": {
@@ -128,7 +130,7 @@ func TestRunFunctionForeignObjects(t *testing.T) {
 			spec:     `{"size":2,"containers":[{"image":"rockylinux:9","command":"echo hi","runFlux":true},{"name":"db","image":"postgres","ports":[5432]}],"compositionRef":{"name":"miniclusters.flux-framework.org"}}`,
 			required: map[string]*fnv1.Resources{"existing-service-db": {Items: []*fnv1.Resource{existing("v1", "Service", "db", `{"apiVersion":"apps/v1","kind":"Deployment","name":"db","uid":"12121212-2222-4333-8444-555555555555","controller":true}`, "", "")}}},
 			want: want{
-				reason: "NameTaken", fatal: "Service tenant-a/db already exists, controlled by Deployment db (apps/v1): this MiniCluster cannot compose its own Service of that name (from spec.containers[1].name (a container with ports gets a Service of its name)). Delete that Service, or change spec.containers[1].name",
+				reason: admission.ReasonNameTaken, fatal: "Service tenant-a/db already exists, controlled by Deployment db (apps/v1): this MiniCluster cannot compose its own Service of that name (from spec.containers[1].name (a container with ports gets a Service of its name)). Delete that Service, or change spec.containers[1].name",
 			},
 		},
 		"JobObserved": {

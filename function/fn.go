@@ -39,17 +39,24 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// Condition types the function sets on the composite and its claim.
+// The conditions and reasons the function writes itself, as the strings
+// the SDK takes: v1alpha2 defines each (observe's conditions carry
+// v1alpha2's types, converted in writeConditions).
 const (
 	// ConditionValid is false while the claim has an error the function
 	// refuses to compose.
-	ConditionValid = "Valid"
+	ConditionValid = string(v1alpha2.ConditionValid)
 	// ConditionScaled is false while spec.size exceeds the maximum size.
-	ConditionScaled = "Scaled"
+	ConditionScaled = string(v1alpha2.ConditionScaled)
 
 	// ReasonPolicy is the reason of Valid=False when the platform's
 	// policy refuses the claim.
-	ReasonPolicy = admission.ReasonPolicy
+	ReasonPolicy = string(v1alpha2.ReasonPolicy)
+
+	// reasonValid is the reason of Valid=True.
+	reasonValid = string(v1alpha2.ReasonValid)
+	// reasonInvalidSpec is the reason of Valid=False for a user's mistake.
+	reasonInvalidSpec = string(v1alpha2.ReasonInvalidSpec)
 )
 
 // Function composes MiniClusters.
@@ -185,7 +192,7 @@ func (f *Function) run(ctx context.Context, req *fnv1.RunFunctionRequest, rsp *f
 	if err := writeStatus(req, rsp, report); err != nil {
 		return err
 	}
-	response.ConditionTrue(rsp, ConditionValid, "Valid").TargetCompositeAndClaim()
+	response.ConditionTrue(rsp, ConditionValid, reasonValid).TargetCompositeAndClaim()
 	f.log.Debug("Composed MiniCluster", "xr", oxr.Resource.GetName(), "namespace", ns, "size", p.Size, "maximumSize", p.MaximumSize, "phase", report.Status.Phase)
 	return nil
 }
@@ -415,7 +422,7 @@ type invalidError struct {
 func (e *invalidError) Error() string { return e.msg }
 
 // invalid is a user's mistake (reason InvalidSpec).
-func invalid(msg string) error { return &invalidError{reason: "InvalidSpec", msg: msg} }
+func invalid(msg string) error { return &invalidError{reason: reasonInvalidSpec, msg: msg} }
 
 // refused is what the platform's policy refuses (reason Policy): the claim
 // asks for more than the platform allows, and the message names the
@@ -424,7 +431,7 @@ func refused(msg string) error {
 	if !strings.Contains(msg, "nothing was composed or changed") {
 		msg += "; nothing was composed or changed"
 	}
-	return &invalidError{reason: admission.ReasonPolicy, msg: msg}
+	return &invalidError{reason: ReasonPolicy, msg: msg}
 }
 
 // fail reports what stopped a composition run.

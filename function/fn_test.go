@@ -26,6 +26,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
@@ -263,7 +264,7 @@ func TestRunFunctionHelloWorld(t *testing.T) {
 		t.Errorf("broker.toml does not list flux-sample-[0-3]:\n%s", cm.Data["broker.toml"])
 	}
 	sec := desired(t, rsp, "curve-cert", &corev1.Secret{})
-	if _, err := curve.Parse(sec.Data["curve.cert"]); err != nil {
+	if _, err := curve.Parse(sec.Data[v1alpha2.CurveCertKey]); err != nil {
 		t.Errorf("the Secret's certificate does not parse: %v", err)
 	}
 
@@ -288,11 +289,11 @@ func TestRunFunctionKeepsObservedCertificate(t *testing.T) {
 	first := run(t, req(xr(helloSpec, ""), nil, ""))
 	again := run(t, req(xr(helloSpec, ""), observed, ""))
 
-	got := desired(t, again, "curve-cert", &corev1.Secret{}).Data["curve.cert"]
+	got := desired(t, again, "curve-cert", &corev1.Secret{}).Data[v1alpha2.CurveCertKey]
 	if !bytes.Equal(got, text) {
 		t.Errorf("with an observed Secret the certificate must be read back, not regenerated:\nwant %s\ngot  %s", text, got)
 	}
-	if fresh := desired(t, first, "curve-cert", &corev1.Secret{}).Data["curve.cert"]; bytes.Equal(fresh, text) {
+	if fresh := desired(t, first, "curve-cert", &corev1.Secret{}).Data[v1alpha2.CurveCertKey]; bytes.Equal(fresh, text) {
 		t.Errorf("the first run should have generated its own certificate")
 	}
 	// Everything else is identical whatever the certificate: byte-for-byte

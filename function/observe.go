@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
@@ -52,10 +53,10 @@ func observedOf(xr map[string]any, own map[string]*unstructured.Unstructured) ob
 	if pod := (&corev1.Pod{}); convertObserved(own[render.KeyServicesPod], pod) {
 		o.ServicesPod = pod
 	}
-	if c := observedCondition(xr, observe.ConditionFinished); c != nil {
+	if c := observedCondition(xr, string(v1alpha2.ConditionFinished)); c != nil {
 		reason, _ := c["reason"].(string)
 		msg, _ := c["message"].(string)
-		o.Finished = &observe.Condition{Type: observe.ConditionFinished, True: c["status"] == string(corev1.ConditionTrue), Reason: reason, Message: msg}
+		o.Finished = &observe.Condition{Type: v1alpha2.ConditionFinished, True: c["status"] == string(corev1.ConditionTrue), Reason: v1alpha2.ConditionReason(reason), Message: msg}
 	}
 	return o
 }
@@ -160,9 +161,9 @@ func writeConditions(rsp *fnv1.RunFunctionResponse, cs ...observe.Condition) {
 	for _, c := range cs {
 		var cond *response.ConditionOption
 		if c.True {
-			cond = response.ConditionTrue(rsp, c.Type, c.Reason)
+			cond = response.ConditionTrue(rsp, string(c.Type), string(c.Reason))
 		} else {
-			cond = response.ConditionFalse(rsp, c.Type, c.Reason)
+			cond = response.ConditionFalse(rsp, string(c.Type), string(c.Reason))
 		}
 		if c.Message != "" {
 			cond = cond.WithMessage(c.Message)

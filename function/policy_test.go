@@ -9,6 +9,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/flux-framework/minicluster-crossplane/internal/admission"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 )
 
@@ -190,7 +191,7 @@ func TestRunFunctionPolicy(t *testing.T) {
 			reason:   "A Job that no composite controls (a MiniCluster deleted with --cascade=orphan, named again in resourceRefs) is not this MiniCluster's: refused before anything is judged or composed, and not adopted.",
 			spec:     `{"size":2,"containers":[{"image":"x","command":"hostname"}]}`,
 			observed: map[string]string{"job": `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"flux-sample","namespace":"tenant-a","ownerReferences":[]},"spec":{"parallelism":2}}`},
-			want:     want{reason: "ForeignObject", refused: []string{"Job tenant-a/flux-sample (composition resource job) has no controller", "adopts none"}},
+			want:     want{reason: admission.ReasonForeignObject, refused: []string{"Job tenant-a/flux-sample (composition resource job) has no controller", "adopts none"}},
 		},
 		"RunningScaledAbove": {
 			reason:   "A running MiniCluster scaled above the policy's maximum: the new size is refused, what runs stays.",

@@ -11,7 +11,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/observe"
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 )
 
@@ -57,7 +57,7 @@ func TestRunFunctionLifecycle(t *testing.T) {
 			got := want{ready: rsp.GetDesired().GetComposite().GetReady()}
 			got.phase, _ = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["phase"].(string)
 			for _, c := range rsp.GetConditions() {
-				if c.GetType() == observe.ConditionFinished {
+				if c.GetType() == string(v1alpha2.ConditionFinished) {
 					got.finished = c.GetStatus()
 					if tc.want.message != "" && strings.Contains(c.GetMessage(), tc.want.message) {
 						got.message = tc.want.message

@@ -15,25 +15,30 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// Reasons of the Valid=False condition a refusal sets.
+// Reasons of the Valid=False condition a refusal sets, in the room's
+// vocabulary: the reasons are v1alpha2's (the API's contract), as the
+// strings a Refused carries.
 const (
 	// ReasonPolicy: the platform's policy refuses what the MiniCluster
 	// asks for.
-	ReasonPolicy = "Policy"
+	ReasonPolicy = string(v1alpha2.ReasonPolicy)
 	// ReasonInvalidSpec: the MiniCluster cannot run as it is (here: the
 	// namespace's own Pod Security label refuses its pods).
-	ReasonInvalidSpec = "InvalidSpec"
+	ReasonInvalidSpec = string(v1alpha2.ReasonInvalidSpec)
 	// ReasonForeignObject: Crossplane observes objects that are not this
 	// MiniCluster's.
-	ReasonForeignObject = "ForeignObject"
+	ReasonForeignObject = string(v1alpha2.ReasonForeignObject)
 	// ReasonUnclaimed: a claim-shape composite no claim made.
-	ReasonUnclaimed = "Unclaimed"
+	ReasonUnclaimed = string(v1alpha2.ReasonUnclaimed)
 	// ReasonNameTaken: an object of a name the MiniCluster composes
 	// exists and is not its own.
-	ReasonNameTaken = "NameTaken"
+	ReasonNameTaken = string(v1alpha2.ReasonNameTaken)
 	// ReasonJobExists: ReasonNameTaken for the Job (typically the Flux
 	// Operator's, after a migration).
-	ReasonJobExists = "JobExists"
+	ReasonJobExists = string(v1alpha2.ReasonJobExists)
+	// ReasonGangUnavailable: the Composition requires gang scheduling
+	// (scheduling.gang: Required) and the cluster does not serve it.
+	ReasonGangUnavailable = string(v1alpha2.ReasonGangUnavailable)
 )
 
 // nothingComposed ends every refusal: a refused MiniCluster composes

@@ -20,10 +20,6 @@ const LookupWorkloadAPI = "workload-api"
 // WorkloadAPIService names the APIService LookupWorkloadAPI reads.
 const WorkloadAPIService = "v1beta1.scheduling.k8s.io"
 
-// ReasonGangUnavailable: the Composition requires gang scheduling
-// (scheduling.gang: Required) and the cluster does not serve it.
-const ReasonGangUnavailable = "GangSchedulingUnavailable"
-
 // GangDocs is where a platform reads what gang scheduling needs.
 const GangDocs = "docs/install.md#gang-scheduling"
 

@@ -3,6 +3,8 @@ package entrypoint
 import (
 	"path"
 	"strconv"
+
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 )
 
 // Where the pods find what the MiniCluster mounts for them. The Job's
@@ -13,8 +15,10 @@ const (
 	Dir = "/flux_operator"
 	// CurveDir holds the CURVE certificate Secret's file.
 	CurveDir = "/mnt/curve"
-	// CurveFile is the certificate's key in the Secret and its file name.
-	CurveFile = "curve.cert"
+	// CurveFile is the certificate's file name: its key in the Secret
+	// (v1alpha2.CurveCertKey), which the volume projects as a file of the
+	// same name.
+	CurveFile = v1alpha2.CurveCertKey
 	// SoftwareDir is where the view image keeps its spack software tree.
 	// The view's binaries carry rpaths into it, so every container that
 	// runs them gets the copied tree mounted at this very path.

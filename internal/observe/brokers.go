@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
@@ -27,7 +28,8 @@ const (
 
 // report is what the Brokers condition says while the brokers are not up.
 type report struct {
-	reason, message string
+	reason  v1alpha2.ConditionReason
+	message string
 }
 
 // cause is why one pod is not up.
@@ -87,14 +89,14 @@ func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []c
 	}
 
 	var parts []string
-	reason := ReasonBrokersStarting
+	reason := v1alpha2.ReasonBrokersStarting
 	if msg := failedCreate(job, events); msg != "" {
-		reason = ReasonFailedCreate
+		reason = v1alpha2.ReasonFailedCreate
 		parts = append(parts, "the Job cannot create its pods: "+msg)
 	}
 	for i, g := range groups {
-		if i == 0 && reason == ReasonBrokersStarting {
-			reason = g.reason
+		if i == 0 && reason == v1alpha2.ReasonBrokersStarting {
+			reason = v1alpha2.ConditionReason(g.reason)
 		}
 		if i == maxCauses {
 			parts = append(parts, fmt.Sprintf("and %d more causes", len(groups)-maxCauses))
@@ -278,7 +280,7 @@ func failedCreate(job *batchv1.Job, events []corev1.Event) string {
 	var newest *corev1.Event
 	for i := range events {
 		ev := &events[i]
-		if ev.Reason != ReasonFailedCreate || ev.InvolvedObject.Kind != "Job" || ev.InvolvedObject.Name != job.Name {
+		if ev.Reason != string(v1alpha2.ReasonFailedCreate) || ev.InvolvedObject.Kind != "Job" || ev.InvolvedObject.Name != job.Name {
 			continue
 		}
 		if job.UID != "" && ev.InvolvedObject.UID != job.UID {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
@@ -76,7 +77,7 @@ func TestBrokersReport(t *testing.T) {
 	quota := corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: "flux-sample.17a", Namespace: "tenant-a"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: "flux-sample", UID: jobUID},
-		Reason:         "FailedCreate",
+		Reason:         string(v1alpha2.ReasonFailedCreate),
 		Message:        `Error creating: pods "flux-sample-0-x7k2p" is forbidden: failed quota: q: must specify limits.cpu for: flux-sample,flux-view`,
 		LastTimestamp:  metav1.NewTime(time.Date(2024, 1, 1, 0, 0, 9, 0, time.UTC)),
 	}
@@ -98,13 +99,13 @@ func TestBrokersReport(t *testing.T) {
 			reason: "Pods on their way up have no cause: only the count.",
 			ready:  1,
 			pods:   []corev1.Pod{brokerPod("0", "a", 1, podUp), brokerPod("1", "b", 1, podCreating)},
-			want:   report{reason: ReasonBrokersStarting, message: "1 of 4 brokers up"},
+			want:   report{reason: v1alpha2.ReasonBrokersStarting, message: "1 of 4 brokers up"},
 		},
 		"CountIsTheJobs": {
 			reason: "The count is the Job's ready count, as in status.job.ready, not the pods already ready that the job controller has not counted yet: it changes at the job controller's pace, not with each pod.",
 			ready:  1,
 			pods:   []corev1.Pod{brokerPod("0", "a", 1, podUp), brokerPod("1", "b", 1, podUp), brokerPod("2", "c", 1, podUp), brokerPod("3", "d", 1, podCreating)},
-			want:   report{reason: ReasonBrokersStarting, message: "1 of 4 brokers up"},
+			want:   report{reason: v1alpha2.ReasonBrokersStarting, message: "1 of 4 brokers up"},
 		},
 		"ErrImageNeverPull": {
 			reason: "Every pod lacks its image: one cause, naming the pods by host name in index order.",
@@ -176,7 +177,7 @@ func TestBrokersReport(t *testing.T) {
 		"FailedCreate": {
 			reason: "No pod at all: the job controller's newest FailedCreate event for this Job, without the generated pod name.",
 			events: []corev1.Event{olderSA, quota, otherJob},
-			want:   report{reason: ReasonFailedCreate, message: "0 of 4 brokers up; the Job cannot create its pods: failed quota: q: must specify limits.cpu for: flux-sample,flux-view"},
+			want:   report{reason: v1alpha2.ReasonFailedCreate, message: "0 of 4 brokers up; the Job cannot create its pods: failed quota: q: must specify limits.cpu for: flux-sample,flux-view"},
 		},
 		"OtherJobsPodsIgnored": {
 			reason: "A pod of an earlier Job of the same name, still going, is not one of these brokers.",
@@ -185,7 +186,7 @@ func TestBrokersReport(t *testing.T) {
 				p.OwnerReferences[0].UID = "earlier"
 				return []corev1.Pod{p}
 			}(),
-			want: report{reason: ReasonBrokersStarting, message: "0 of 4 brokers up"},
+			want: report{reason: v1alpha2.ReasonBrokersStarting, message: "0 of 4 brokers up"},
 		},
 		"CappedCauses": {
 			reason: "More distinct causes than listed: the rest are counted.",

@@ -76,7 +76,7 @@ func TestQueued(t *testing.T) {
 			if r.Status.Phase != v1alpha2.PhaseQueued {
 				t.Errorf("phase %q, want %q", r.Status.Phase, v1alpha2.PhaseQueued)
 			}
-			if d := cmp.Diff(Condition{Type: ConditionBrokers, Reason: ReasonQueued, Message: tc.want}, condition(r, ConditionBrokers)); d != "" {
+			if d := cmp.Diff(Condition{Type: v1alpha2.ConditionBrokers, Reason: v1alpha2.ReasonQueued, Message: tc.want}, condition(r, v1alpha2.ConditionBrokers)); d != "" {
 				t.Errorf("Brokers: -want +got:\n%s", d)
 			}
 		})

@@ -34,47 +34,6 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// Condition types the MiniCluster reports from what was observed.
-const (
-	// ConditionBrokers says how many brokers are up and, while some are
-	// not, why not: the pod, the Kubernetes reason and its message. It is a
-	// condition of the MiniCluster's own because Crossplane reserves Ready:
-	// it drops a Ready condition a function returns, and writes its own
-	// without a message.
-	ConditionBrokers = "Brokers"
-	// ConditionFinished says how the cluster ended: True once its Job has
-	// succeeded (reason Succeeded) or failed (reason Failed), with a
-	// message that carries the Job's own reason and message; False (reason:
-	// the phase) while it has not.
-	ConditionFinished = "Finished"
-	// ConditionScaled is False while the MiniCluster runs another size than
-	// spec.size asks for.
-	ConditionScaled = "Scaled"
-)
-
-// Reasons of the conditions besides the phases and the Kubernetes reasons
-// they carry.
-const (
-	ReasonBrokersUp       = "Up"
-	ReasonBrokersStarting = "Starting"
-	ReasonBrokersFinished = "Finished"
-	// ReasonFailedCreate: the Job cannot create its pods (the job
-	// controller's event reason).
-	ReasonFailedCreate = "FailedCreate"
-	// ReasonQueued: the Job waits for Kueue to admit it.
-	ReasonQueued = "Queued"
-	// ReasonAdmittedByKueue: Kueue admitted the Job with the pods it runs;
-	// another size is not applied while it runs.
-	ReasonAdmittedByKueue = "AdmittedByKueue"
-	// ReasonSizeAboveMaximum: spec.size exceeds the maximum size.
-	ReasonSizeAboveMaximum = "SizeAboveMaximum"
-	// ReasonAvailable: the MiniCluster runs the size spec.size asks for.
-	ReasonAvailable = "Available"
-
-	ReasonSucceeded = v1alpha2.PhaseSucceeded
-	ReasonFailed    = v1alpha2.PhaseFailed
-)
-
 // Observed is what the function observed of one MiniCluster, converted to
 // typed objects once. A nil object was not observed (or did not convert).
 type Observed struct {
@@ -108,9 +67,9 @@ type Observed struct {
 
 // Condition is a condition of the MiniCluster.
 type Condition struct {
-	Type    string
+	Type    v1alpha2.ConditionType
 	True    bool
-	Reason  string
+	Reason  v1alpha2.ConditionReason
 	Message string
 }
 
@@ -212,24 +171,24 @@ func Observe(p *plan.Plan, o Observed, composing []string) Report {
 	var brokers Condition
 	switch {
 	case finished:
-		brokers = Condition{Type: ConditionBrokers, Reason: ReasonBrokersFinished,
+		brokers = Condition{Type: v1alpha2.ConditionBrokers, Reason: v1alpha2.ReasonBrokersFinished,
 			Message: fmt.Sprintf("the cluster has finished (%s): see the Finished condition", r.Status.Phase)}
 	case o.Job == nil:
 		// Before the Job is observed, the same words as once it is and
 		// its pods start: the MiniCluster's status does not change
 		// between the first run and the next, which would write the
 		// composite (and its claim) again and run once more.
-		brokers = Condition{Type: ConditionBrokers, Reason: ReasonBrokersStarting, Message: upMessage(0, p.Size)}
+		brokers = Condition{Type: v1alpha2.ConditionBrokers, Reason: v1alpha2.ReasonBrokersStarting, Message: upMessage(0, p.Size)}
 	case r.Status.Phase == v1alpha2.PhaseQueued:
 		// No pods yet: Kueue says why.
-		brokers = Condition{Type: ConditionBrokers, Reason: ReasonQueued, Message: queueMessage(p, o)}
+		brokers = Condition{Type: v1alpha2.ConditionBrokers, Reason: v1alpha2.ReasonQueued, Message: queueMessage(p, o)}
 	case brokersUp(o.Job, p.ReadyQuorum):
-		brokers = Condition{Type: ConditionBrokers, True: true, Reason: ReasonBrokersUp,
+		brokers = Condition{Type: v1alpha2.ConditionBrokers, True: true, Reason: v1alpha2.ReasonBrokersUp,
 			Message: upMessage(ptr.Deref(o.Job.Status.Ready, 0), p.Size)}
 	default:
 		why := brokersReport(p, o.Job, o.Pods, o.Events)
-		brokers = Condition{Type: ConditionBrokers, Reason: why.reason, Message: why.message}
-		if why.reason != ReasonBrokersStarting {
+		brokers = Condition{Type: v1alpha2.ConditionBrokers, Reason: why.reason, Message: why.message}
+		if why.reason != v1alpha2.ReasonBrokersStarting {
 			r.Warnings = append(r.Warnings, why.message)
 		}
 	}
@@ -246,12 +205,12 @@ func Observe(p *plan.Plan, o Observed, composing []string) Report {
 func Scaled(p *plan.Plan) (Condition, string) {
 	switch admitted := AdmittedMessage(p); {
 	case admitted != "":
-		return Condition{Type: ConditionScaled, Reason: ReasonAdmittedByKueue, Message: admitted}, ""
+		return Condition{Type: v1alpha2.ConditionScaled, Reason: v1alpha2.ReasonAdmittedByKueue, Message: admitted}, ""
 	case p.Clamped():
 		msg := fmt.Sprintf("spec.size %d exceeds the maximum size %d fixed when this MiniCluster was created (the broker configuration declares %d hosts): running %d pods; lower spec.size, or re-create the MiniCluster with a larger spec.maxSize", p.RequestedSize, p.MaximumSize, p.MaximumSize, p.Size)
-		return Condition{Type: ConditionScaled, Reason: ReasonSizeAboveMaximum, Message: msg}, msg
+		return Condition{Type: v1alpha2.ConditionScaled, Reason: v1alpha2.ReasonSizeAboveMaximum, Message: msg}, msg
 	}
-	return Condition{Type: ConditionScaled, True: true, Reason: ReasonAvailable}, ""
+	return Condition{Type: v1alpha2.ConditionScaled, True: true, Reason: v1alpha2.ReasonAvailable}, ""
 }
 
 // ready tells whether the MiniCluster is ready: every object composed now

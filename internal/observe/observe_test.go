@@ -19,7 +19,7 @@ import (
 
 // condition is the condition of type typ that r reports, the zero
 // Condition when it reports none.
-func condition(r Report, typ string) Condition {
+func condition(r Report, typ v1alpha2.ConditionType) Condition {
 	for _, c := range r.Conditions {
 		if c.Type == typ {
 			return c
@@ -89,7 +89,7 @@ func TestStatusLifecycle(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := plantest.HelloPlan(t)
 			r := Observe(p, Observed{Composed: map[string]bool{render.KeyJob: true}, Job: tc.job}, []string{render.KeyJob})
-			finished := condition(r, ConditionFinished)
+			finished := condition(r, v1alpha2.ConditionFinished)
 			got := want{phase: r.Status.Phase, ready: r.Ready}
 			if diff := cmp.Diff(tc.want.phase, got.phase); diff != "" {
 				t.Errorf("%s\nphase: -want, +got:\n%s", tc.reason, diff)
@@ -112,7 +112,7 @@ func TestStatusLifecycle(t *testing.T) {
 func TestFinishedCondition(t *testing.T) {
 	failed := observetest.Job(0, [3]string{"Failed", "PodFailurePolicy", observetest.FailJobMessage})
 	succeeded := observetest.Job(0, [3]string{"Complete", "SuccessPolicy", ""})
-	kept := &Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: "the job on the lead broker failed (PodFailurePolicy)"}
+	kept := &Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ReasonFailed, Message: "the job on the lead broker failed (PodFailurePolicy)"}
 	cases := map[string]struct {
 		reason string
 		o      Observed
@@ -122,37 +122,37 @@ func TestFinishedCondition(t *testing.T) {
 		"Running": {
 			reason: "A running cluster has not finished.",
 			o:      Observed{Job: observetest.Job(4)}, phase: v1alpha2.PhaseRunning,
-			want: Condition{Type: ConditionFinished, Reason: "Running"},
+			want: Condition{Type: v1alpha2.ConditionFinished, Reason: v1alpha2.ReasonRunning},
 		},
 		"Failed": {
 			reason: "A failed cluster says why.",
 			o:      Observed{Job: failed}, phase: v1alpha2.PhaseFailed,
-			want: Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: "the job on the lead broker failed (PodFailurePolicy: " + observetest.FailJobMessage + ")"},
+			want: Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ReasonFailed, Message: "the job on the lead broker failed (PodFailurePolicy: " + observetest.FailJobMessage + ")"},
 		},
 		"Succeeded": {
 			reason: "A succeeded cluster says so.",
 			o:      Observed{Job: succeeded}, phase: v1alpha2.PhaseSucceeded,
-			want: Condition{Type: ConditionFinished, True: true, Reason: "Succeeded", Message: "the job on the lead broker succeeded (SuccessPolicy)"},
+			want: Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ReasonSucceeded, Message: "the job on the lead broker succeeded (SuccessPolicy)"},
 		},
 		"Kept": {
 			reason: "The message written first is kept (the lead's last words are read once).",
 			o:      Observed{Job: failed, Finished: kept}, phase: v1alpha2.PhaseFailed,
-			want: Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: kept.Message},
+			want: Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ReasonFailed, Message: kept.Message},
 		},
 		"CleanedUp": {
 			reason: "spec.cleanup removed the Job: the message it had is kept.",
 			o:      Observed{Finished: kept}, phase: v1alpha2.PhaseFailed,
-			want: Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: kept.Message},
+			want: Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ReasonFailed, Message: kept.Message},
 		},
 		"KeptOfAnotherEnd": {
 			reason: "A kept message of another phase is not this end's.",
 			o:      Observed{Job: succeeded, Finished: kept}, phase: v1alpha2.PhaseSucceeded,
-			want: Condition{Type: ConditionFinished, True: true, Reason: "Succeeded", Message: "the job on the lead broker succeeded (SuccessPolicy)"},
+			want: Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ReasonSucceeded, Message: "the job on the lead broker succeeded (SuccessPolicy)"},
 		},
 		"CleanedUpNoMessage": {
 			reason: "Without an earlier message, the condition still says how the cluster ended.",
 			phase:  v1alpha2.PhaseSucceeded,
-			want:   Condition{Type: ConditionFinished, True: true, Reason: "Succeeded", Message: "the MiniCluster finished: Succeeded"},
+			want:   Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ReasonSucceeded, Message: "the MiniCluster finished: Succeeded"},
 		},
 	}
 	for name, tc := range cases {
@@ -172,7 +172,7 @@ func TestReadsFor(t *testing.T) {
 		job.Status.StartTime = ptr.To(metav1.NewTime(time.Date(2024, 1, 1, 0, 0, 1, 0, time.UTC)))
 		return job
 	}
-	kept := &Condition{Type: ConditionFinished, True: true, Reason: "Failed", Message: "kept"}
+	kept := &Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ReasonFailed, Message: "kept"}
 	failed := observetest.Job(0, [3]string{"Failed", "PodFailurePolicy", observetest.FailJobMessage})
 	// young is a Job whose brokers started 2 seconds before now.
 	now := time.Date(2024, 1, 1, 0, 1, 0, 0, time.UTC)
@@ -257,11 +257,11 @@ func TestReadsFor(t *testing.T) {
 				t.Errorf("%s\nReadsFor: -want +got:\n%s", tc.reason, d)
 			}
 			r := Observe(p, tc.o, nil)
-			if b := condition(r, ConditionBrokers); tc.o.Job != nil && b.True != tc.brokers {
-				t.Errorf("%s\n%s condition %+v, want True=%v", tc.reason, ConditionBrokers, b, tc.brokers)
+			if b := condition(r, v1alpha2.ConditionBrokers); tc.o.Job != nil && b.True != tc.brokers {
+				t.Errorf("%s\n%s condition %+v, want True=%v", tc.reason, v1alpha2.ConditionBrokers, b, tc.brokers)
 			}
-			if tc.o.Finished != nil && condition(r, ConditionFinished).Message != "kept" {
-				t.Errorf("%s\nFinished %+v, want the kept message", tc.reason, condition(r, ConditionFinished))
+			if tc.o.Finished != nil && condition(r, v1alpha2.ConditionFinished).Message != "kept" {
+				t.Errorf("%s\nFinished %+v, want the kept message", tc.reason, condition(r, v1alpha2.ConditionFinished))
 			}
 		})
 	}
@@ -276,7 +276,7 @@ func TestObserveSaysWhy(t *testing.T) {
 	pod := brokerPod("0", "a", 1, waitingMain("ErrImageNeverPull", neverPull))
 	r := Observe(p, Observed{Job: job, Pods: []corev1.Pod{pod}}, nil)
 	want := "0 of 4 brokers up; flux-sample-0: ErrImageNeverPull: " + neverPull
-	if d := cmp.Diff(Condition{Type: ConditionBrokers, Reason: "ErrImageNeverPull", Message: want}, condition(r, ConditionBrokers)); d != "" {
+	if d := cmp.Diff(Condition{Type: v1alpha2.ConditionBrokers, Reason: "ErrImageNeverPull", Message: want}, condition(r, v1alpha2.ConditionBrokers)); d != "" {
 		t.Errorf("Brokers: -want +got:\n%s", d)
 	}
 	if d := cmp.Diff([]string{want}, r.Warnings); d != "" {

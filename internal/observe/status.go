@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -31,7 +30,7 @@ func status(p *plan.Plan, o Observed) v1alpha2.MiniClusterStatus {
 	case o.LeadBroker != nil:
 		lb := &v1alpha2.LeadBrokerStatus{Service: o.LeadBroker.Name}
 		for _, port := range o.LeadBroker.Spec.Ports {
-			if port.Port == brokerconfig.DefaultPort {
+			if port.Port == v1alpha2.BrokerPort {
 				lb.NodePort = port.NodePort
 			}
 		}
@@ -74,7 +73,7 @@ func finishedCondition(o Observed, phase string) Condition {
 	switch phase {
 	case v1alpha2.PhaseSucceeded, v1alpha2.PhaseFailed:
 	default:
-		return Condition{Type: ConditionFinished, Reason: phase}
+		return Condition{Type: v1alpha2.ConditionFinished, Reason: v1alpha2.ConditionReason(phase)}
 	}
 	msg := keptFinished(o.Finished, phase)
 	if msg == "" && o.Job != nil {
@@ -86,13 +85,13 @@ func finishedCondition(o Observed, phase string) Condition {
 	if msg == "" {
 		msg = fmt.Sprintf("the MiniCluster finished: %s", phase)
 	}
-	return Condition{Type: ConditionFinished, True: true, Reason: phase, Message: msg}
+	return Condition{Type: v1alpha2.ConditionFinished, True: true, Reason: v1alpha2.ConditionReason(phase), Message: msg}
 }
 
 // keptFinished is the message of the Finished condition last written when
 // it says the cluster ended in phase, "" otherwise.
 func keptFinished(c *Condition, phase string) string {
-	if c == nil || !c.True || c.Reason != phase {
+	if c == nil || !c.True || c.Reason != v1alpha2.ConditionReason(phase) {
 		return ""
 	}
 	return c.Message

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
 )
 
 // Names of what the MiniCluster itself puts in every broker pod; a user's
@@ -90,8 +89,8 @@ func checkContainerList(cs []*v1alpha2.MiniClusterContainer, p *field.Path, serv
 			switch prev, taken := podPorts[port]; {
 			case taken:
 				errs = append(errs, duplicate(pp, port, "is also a port of "+prev+": the containers of a pod share one network, so only one of them can listen on it"))
-			case !services && !c.RunFlux && port == brokerconfig.DefaultPort:
-				errs = append(errs, field.Invalid(pp, port, fmt.Sprintf("is the Flux broker's port (%d) in every broker pod, whose containers share one network: the broker and this container cannot both listen on it", brokerconfig.DefaultPort)))
+			case !services && !c.RunFlux && port == v1alpha2.BrokerPort:
+				errs = append(errs, field.Invalid(pp, port, fmt.Sprintf("is the Flux broker's port (%d) in every broker pod, whose containers share one network: the broker and this container cannot both listen on it", v1alpha2.BrokerPort)))
 			}
 			seen[port] = true
 		}

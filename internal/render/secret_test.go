@@ -32,15 +32,15 @@ func TestCurveSecret(t *testing.T) {
 		"Composed": {
 			reason: "The composed <name>-curve-cert Secret holds the certificate under the key the brokers' volume projects, so the runner finds it at " + entrypoint.CurveDir + "/" + entrypoint.CurveFile + "; the mount is world-readable so a runner of any uid can copy it.",
 			want: want{
-				composed: &secret{namespace: "tenant-a", name: "flux-sample-curve-cert", data: map[string][]byte{entrypoint.CurveFile: []byte("cert")}},
-				volume:   &corev1.SecretVolumeSource{SecretName: "flux-sample-curve-cert", Items: []corev1.KeyToPath{{Key: entrypoint.CurveFile, Path: entrypoint.CurveFile}}, DefaultMode: ptr.To[int32](0o444)}, //nolint:gosec // G101: a Secret name in a test, not a credential
+				composed: &secret{namespace: "tenant-a", name: "flux-sample-curve-cert", data: map[string][]byte{v1alpha2.CurveCertKey: []byte("cert")}},
+				volume:   &corev1.SecretVolumeSource{SecretName: "flux-sample-curve-cert", Items: []corev1.KeyToPath{{Key: v1alpha2.CurveCertKey, Path: entrypoint.CurveFile}}, DefaultMode: ptr.To[int32](0o444)}, //nolint:gosec // G101: a Secret name in a test, not a credential
 			},
 		},
 		"ClaimsOwn": {
 			reason: "With flux.curveCertSecret the brokers mount the claim's Secret (a burst shares its root's) and none is composed.",
 			opts:   []func(*v1alpha2.MiniCluster){func(m *v1alpha2.MiniCluster) { m.Spec.Flux.CurveCertSecret = "root-cert" }},
 			want: want{
-				volume: &corev1.SecretVolumeSource{SecretName: "root-cert", Items: []corev1.KeyToPath{{Key: entrypoint.CurveFile, Path: entrypoint.CurveFile}}, DefaultMode: ptr.To[int32](0o444)},
+				volume: &corev1.SecretVolumeSource{SecretName: "root-cert", Items: []corev1.KeyToPath{{Key: v1alpha2.CurveCertKey, Path: entrypoint.CurveFile}}, DefaultMode: ptr.To[int32](0o444)},
 			},
 		},
 	}

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -64,8 +64,8 @@ func leadBrokerSelector(in Input) map[string]string {
 func brokerPort() corev1.ServicePort {
 	return corev1.ServicePort{
 		Name:       "flux-broker",
-		Port:       brokerconfig.DefaultPort,
-		TargetPort: intstr.FromInt32(brokerconfig.DefaultPort),
+		Port:       v1alpha2.BrokerPort,
+		TargetPort: intstr.FromInt32(v1alpha2.BrokerPort),
 		Protocol:   corev1.ProtocolTCP,
 	}
 }

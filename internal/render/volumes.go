@@ -32,7 +32,7 @@ func systemVolumes(in Input) []corev1.Volume {
 		// installs its own 0600 copy for the broker.
 		{Name: plan.VolumeCurveCert, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName:  in.Names.CurveSecret,
-			Items:       []corev1.KeyToPath{{Key: entrypoint.CurveFile, Path: entrypoint.CurveFile}},
+			Items:       []corev1.KeyToPath{{Key: v1alpha2.CurveCertKey, Path: entrypoint.CurveFile}},
 			DefaultMode: ptr.To[int32](0o444),
 		}}},
 	}...)

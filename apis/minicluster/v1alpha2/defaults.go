@@ -5,14 +5,6 @@ import (
 	"maps"
 )
 
-// BrokerPort is the port every broker binds for the overlay network, and the
-// one place that says the number: everything that means it
-// (DefaultLeadBrokerPort and through it the schema's default,
-// brokerconfig.DefaultPort and through it the broker.toml, the Services and
-// the port checks) derives from it. It is untyped so that each user reads it
-// as its own integer type.
-const BrokerPort = 8050
-
 // Defaults of the MiniCluster API, each value stated here and nowhere else.
 //
 // The ones SchemaDefaults lists are also the XRD schema's: hack/xrdgen

@@ -96,7 +96,7 @@ func leadService(nodePort int32) *corev1.Service {
 }
 
 func rootSecret() *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "flux-sample-curve-cert", Namespace: "hpc"}, Data: map[string][]byte{"curve.cert": []byte("certificate text")}}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "flux-sample-curve-cert", Namespace: "hpc"}, Data: map[string][]byte{v1alpha2.CurveCertKey: []byte("certificate text")}}
 }
 
 func newBurst() *v1alpha1.Burst {
@@ -282,7 +282,7 @@ func TestExternalLifecycle(t *testing.T) {
 		t.Errorf("leadBroker: -want, +got:\n%s", diff)
 	}
 	sec := &corev1.Secret{}
-	if err := target.Get(ctx, types.NamespacedName{Namespace: "cloud", Name: "burst-0-curve-cert"}, sec); err != nil || string(sec.Data["curve.cert"]) != "certificate text" {
+	if err := target.Get(ctx, types.NamespacedName{Namespace: "cloud", Name: "burst-0-curve-cert"}, sec); err != nil || string(sec.Data[v1alpha2.CurveCertKey]) != "certificate text" {
 		t.Errorf("the root's certificate was not copied: %v %q", err, sec.Data)
 	}
 

@@ -85,8 +85,8 @@ func TestCreateBindsTheCopyToTheClaimItMade(t *testing.T) {
 	if diff := cmp.Diff(want, bindingOf(t, local, b, sec)); diff != "" {
 		t.Errorf("after Create: -want, +got:\n%s", diff)
 	}
-	if string(sec.Data["curve.cert"]) != "certificate text" {
-		t.Errorf("the copy holds %q, want the root's certificate", sec.Data["curve.cert"])
+	if string(sec.Data[v1alpha2.CurveCertKey]) != "certificate text" {
+		t.Errorf("the copy holds %q, want the root's certificate", sec.Data[v1alpha2.CurveCertKey])
 	}
 }
 

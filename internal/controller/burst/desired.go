@@ -17,8 +17,6 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/internal/brokerconfig"
-	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -115,7 +113,7 @@ func LeadPod(pods []corev1.Pod) *corev1.Pod {
 // NodePort is the lead broker Service's node port for the broker port.
 func NodePort(svc *corev1.Service) int32 {
 	for _, p := range svc.Spec.Ports {
-		if p.Port == brokerconfig.DefaultPort {
+		if p.Port == v1alpha2.BrokerPort {
 			return p.NodePort
 		}
 	}
@@ -193,7 +191,7 @@ func DesiredSecret(b *v1alpha1.Burst, cert []byte) *corev1.Secret {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: SecretName(b), Namespace: b.Spec.ForProvider.TargetNamespace, Labels: labels(b)},
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{entrypoint.CurveFile: cert},
+		Data:       map[string][]byte{v1alpha2.CurveCertKey: cert},
 	}
 }
 

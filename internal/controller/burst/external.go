@@ -20,7 +20,6 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/bursting/v1alpha1"
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
 )
 
@@ -100,9 +99,9 @@ func (e *external) want(ctx context.Context, b *v1alpha1.Burst) (*wanted, error)
 		}
 		return nil, errors.Wrapf(err, "cannot get the root's CURVE certificate Secret %s/%s", b.Namespace, RootSecretName(root))
 	}
-	cert := sec.Data[entrypoint.CurveFile]
+	cert := sec.Data[v1alpha2.CurveCertKey]
 	if len(cert) == 0 {
-		return nil, errors.Errorf("Secret %s/%s has no %s", b.Namespace, sec.Name, entrypoint.CurveFile)
+		return nil, errors.Errorf("Secret %s/%s has no %s", b.Namespace, sec.Name, v1alpha2.CurveCertKey)
 	}
 
 	claim, err := DesiredClaim(b, root, lead)
@@ -161,7 +160,7 @@ func (e *external) Observe(ctx context.Context, mg resource.Managed) (managed.Ex
 	} else {
 		b.SetConditions(xpv2.Unavailable().WithMessage("burst MiniCluster " + b.Status.AtProvider.Claim + " is not ready yet"))
 	}
-	upToDate := bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) && BoundTo(sec, claim) &&
+	upToDate := bytes.Equal(sec.Data[v1alpha2.CurveCertKey], w.secret.Data[v1alpha2.CurveCertKey]) && BoundTo(sec, claim) &&
 		reflect.DeepEqual(Mutable(claim), Mutable(w.claim))
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}, nil
 }
@@ -507,7 +506,7 @@ func (e *external) Update(ctx context.Context, mg resource.Managed) (managed.Ext
 	// Update sends the resource version read, so a Secret replaced since
 	// is a conflict, not overwritten. The MiniCluster is the Burst's own
 	// (refuseForeign), so the copy may be bound to it if it is not.
-	if sec := f.secret; !bytes.Equal(sec.Data[entrypoint.CurveFile], w.secret.Data[entrypoint.CurveFile]) || !BoundTo(sec, f.claim) {
+	if sec := f.secret; !bytes.Equal(sec.Data[v1alpha2.CurveCertKey], w.secret.Data[v1alpha2.CurveCertKey]) || !BoundTo(sec, f.claim) {
 		sec.Data = w.secret.Data
 		BindCopy(sec, f.claim)
 		if err := e.target.Update(ctx, sec); err != nil {

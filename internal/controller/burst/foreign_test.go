@@ -54,7 +54,7 @@ func tenantSecret() *corev1.Secret {
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: "burst-0-curve-cert", Namespace: "cloud", UID: tenantSecretUID},
-		Data:       map[string][]byte{"curve.cert": []byte("the tenant's own")},
+		Data:       map[string][]byte{v1alpha2.CurveCertKey: []byte("the tenant's own")},
 	}
 }
 
