@@ -12,9 +12,6 @@ import (
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
-	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe"
@@ -22,14 +19,8 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/render"
 )
 
-// Requirement names of what the function reads to explain the status
-// (observe.ReadsFor says when).
+// What the function reads of Kueue to explain the status.
 const (
-	requiredPods       = "broker-pods"
-	requiredEvents     = "namespace-events"
-	requiredWorkloads  = "kueue-workloads"
-	requiredLocalQueue = "kueue-localqueue"
-
 	kueueAPIVersion = "kueue.x-k8s.io/v1beta2"
 	// labelKueueJobUID is the label Kueue puts on the Workload of a Job:
 	// the Job's UID.
@@ -145,31 +136,6 @@ func readForStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, 
 		}
 	}
 	return nil
-}
-
-// requireAll asks for the resources sel selects under name, and returns
-// what Crossplane answered (nothing until it does).
-func requireAll(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, name string, sel *fnv1.ResourceSelector) ([]resource.Required, error) {
-	require(rsp, name, sel)
-	found, _, err := request.GetRequiredResource(req, name)
-	return found, err
-}
-
-// writeConditions puts the conditions observe reported on the composite
-// and its claim.
-func writeConditions(rsp *fnv1.RunFunctionResponse, cs ...observe.Condition) {
-	for _, c := range cs {
-		var cond *response.ConditionOption
-		if c.True {
-			cond = response.ConditionTrue(rsp, string(c.Type), string(c.Reason))
-		} else {
-			cond = response.ConditionFalse(rsp, string(c.Type), string(c.Reason))
-		}
-		if c.Message != "" {
-			cond = cond.WithMessage(c.Message)
-		}
-		cond.TargetCompositeAndClaim()
-	}
 }
 
 // convertObserved converts an observed composed resource into a typed
