@@ -55,13 +55,14 @@ func testGang(t *testing.T, cp *harness.ControlPlane) {
 		if podGroupName != "" {
 			t.Errorf("the Job's pods name PodGroup %q on a cluster without the Workload API", podGroupName)
 		}
-		c, err := getClaim(t, cp, ns, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := wantCondition(c, "Valid", "True"); err != nil {
-			t.Error(err)
-		}
+		// A claim gets its composite's conditions a moment after Synced.
+		eventually(t, time.Minute, "the MiniCluster is Valid", func() error {
+			c, err := getClaim(t, cp, ns, name)
+			if err != nil {
+				return err
+			}
+			return wantCondition(c, "Valid", "True")
+		})
 		required(t, cp, ns)
 		return
 	}
