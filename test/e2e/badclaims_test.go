@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/function"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/badclaims"
@@ -197,7 +198,7 @@ func pollBadClaims(t *testing.T, c client.Client, runs []*badClaimRun) int {
 			continue
 		}
 		if u, ok := byName[r.claim.GetName()]; ok {
-			r.validStatus, r.validMessage = condition(u, "Valid")
+			r.validStatus, r.validMessage = condition(u, v1alpha2.ConditionValid)
 		}
 		if r.validStatus != "False" {
 			pending++

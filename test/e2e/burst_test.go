@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	burstctl "github.com/flux-framework/minicluster-crossplane/internal/controller/burst"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
@@ -316,7 +317,7 @@ func testBurst(t *testing.T, rootShape, targetShape driver.Shape) {
 			if err := lead.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: burst2}, got); err != nil {
 				return err
 			}
-			if err := wantConditionReason(got, "Ready", "False", "WaitingForRoot"); err != nil {
+			if err := wantConditionReason(got, "Ready", "False", burstctl.ReasonWaitingForRoot); err != nil {
 				return err
 			}
 			return wantCondition(got, "Synced", "True")
@@ -340,7 +341,7 @@ func testBurst(t *testing.T, rootShape, targetShape driver.Shape) {
 			if err := lead.Client.Get(ctx(t), client.ObjectKeyFromObject(observer), got); err != nil {
 				return err
 			}
-			return wantConditionReason(got, "Ready", "False", "WaitingForRoot")
+			return wantConditionReason(got, "Ready", "False", burstctl.ReasonWaitingForRoot)
 		})
 		if err := lead.Client.Delete(ctx(t), observer); err != nil {
 			t.Fatal(err)
@@ -795,7 +796,7 @@ func wantLacksAPI(t *testing.T, cp *harness.ControlPlane, ns, name string) error
 	if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
 		return err
 	}
-	if err := wantConditionReason(b, "Ready", "False", "TargetLacksMiniClusterAPI"); err != nil {
+	if err := wantConditionReason(b, "Ready", "False", burstctl.ReasonTargetLacksAPI); err != nil {
 		return err
 	}
 	if _, msg := harness.Condition(b, "Ready"); msg != msgLacksAPI {

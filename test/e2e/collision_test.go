@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
@@ -79,10 +80,10 @@ func testNameCollisions(t *testing.T, cp *harness.ControlPlane) {
 				if err != nil {
 					return err
 				}
-				if err := wantConditionReason(got, "Valid", "False", "NameTaken"); err != nil {
+				if err := wantConditionReason(got, v1alpha2.ConditionValid, "False", v1alpha2.ReasonNameTaken); err != nil {
 					return err
 				}
-				if _, msg := condition(got, "Valid"); !strings.HasPrefix(msg, tc.want) {
+				if _, msg := condition(got, v1alpha2.ConditionValid); !strings.HasPrefix(msg, tc.want) {
 					return fmt.Errorf("%s\nValid=False says %q, want it to start with %q", tc.reason, msg, tc.want)
 				}
 				return nil

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/entrypoint"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -74,7 +75,7 @@ func TestLifecycle(t *testing.T) {
 			if err := wantStatus(c, map[string]any{"phase": "Failed"}); err != nil {
 				return err
 			}
-			st, msg := condition(c, "Finished")
+			st, msg := condition(c, v1alpha2.ConditionFinished)
 			if st != "True" || !strings.Contains(msg, "the job on the lead broker failed") || !strings.Contains(msg, "exit code "+strconv.Itoa(entrypoint.JobFailedExitCode)) {
 				return fmt.Errorf("condition Finished=%s %q, want True naming the lead's job and exit code %d", st, msg, entrypoint.JobFailedExitCode)
 			}
@@ -106,7 +107,7 @@ func TestLifecycle(t *testing.T) {
 			if err := wantStatus(c, map[string]any{"phase": "Succeeded"}); err != nil {
 				return err
 			}
-			if err := wantCondition(c, "Finished", "True"); err != nil {
+			if err := wantCondition(c, v1alpha2.ConditionFinished, "True"); err != nil {
 				return err
 			}
 			return wantCondition(c, "Ready", "True")
@@ -156,7 +157,7 @@ func TestLifecycle(t *testing.T) {
 			if failed, _, _ := unstructured.NestedInt64(c.Object, "status", "job", "failed"); failed != 1 {
 				return fmt.Errorf("status.job.failed = %d, want 1", failed)
 			}
-			return wantCondition(c, "Finished", "False")
+			return wantCondition(c, v1alpha2.ConditionFinished, "False")
 		})
 	})
 
@@ -181,7 +182,7 @@ func TestLifecycle(t *testing.T) {
 			if err := wantStatus(c, map[string]any{"phase": "Failed"}); err != nil {
 				return err
 			}
-			st, msg := condition(c, "Finished")
+			st, msg := condition(c, v1alpha2.ConditionFinished)
 			if st != "True" || !strings.Contains(msg, "spec.backoffLimit") {
 				return fmt.Errorf("condition Finished=%s %q, want True naming spec.backoffLimit", st, msg)
 			}
@@ -368,7 +369,7 @@ func TestBrokersGoUnready(t *testing.T) {
 		if ready, _, _ := unstructured.NestedInt64(got.Object, "status", "job", "ready"); ready != 0 {
 			return fmt.Errorf("status.job.ready %d, want 0", ready)
 		}
-		return wantCondition(got, "Brokers", "False")
+		return wantCondition(got, v1alpha2.ConditionBrokers, "False")
 	})
 	evs := &corev1.EventList{}
 	if err := cp.Client.List(ctx(t), evs); err != nil {

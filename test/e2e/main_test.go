@@ -261,11 +261,13 @@ func mergePatch(t *testing.T, cp *harness.ControlPlane, namespace, name, patch s
 }
 
 // condition returns a status condition of an object as "Status: message".
-func condition(u *unstructured.Unstructured, typ string) (string, string) {
-	return harness.Condition(u, typ)
+// typ is a string, or a condition type of the MiniCluster's
+// (v1alpha2.ConditionType) or Crossplane's.
+func condition[T ~string](u *unstructured.Unstructured, typ T) (string, string) {
+	return harness.Condition(u, string(typ))
 }
 
-func wantCondition(u *unstructured.Unstructured, typ, status string) error {
+func wantCondition[T ~string](u *unstructured.Unstructured, typ T, status string) error {
 	st, msg := condition(u, typ)
 	if st != status {
 		return fmt.Errorf("%s %s/%s: condition %s is %q (%s), want %q", u.GetKind(), u.GetNamespace(), u.GetName(), typ, st, msg, status)
@@ -274,14 +276,16 @@ func wantCondition(u *unstructured.Unstructured, typ, status string) error {
 }
 
 // wantConditionReason is wantCondition, with the condition's reason too.
-func wantConditionReason(u *unstructured.Unstructured, typ, status, reason string) error {
+// The reason is a string, or a reason of the MiniCluster's
+// (v1alpha2.ConditionReason) or Crossplane's.
+func wantConditionReason[T, R ~string](u *unstructured.Unstructured, typ T, status string, reason R) error {
 	if err := wantCondition(u, typ, status); err != nil {
 		return err
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			if m["reason"] != reason {
+		if m, ok := c.(map[string]any); ok && m["type"] == string(typ) {
+			if m["reason"] != string(reason) {
 				return fmt.Errorf("%s %s/%s: condition %s has reason %v (%v), want %s", u.GetKind(), u.GetNamespace(), u.GetName(), typ, m["reason"], m["message"], reason)
 			}
 		}

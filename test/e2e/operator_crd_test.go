@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
 
@@ -136,10 +137,10 @@ func TestOperatorCRD(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := wantConditionReason(c, "Valid", "False", "JobExists"); err != nil {
+			if err := wantConditionReason(c, v1alpha2.ConditionValid, "False", v1alpha2.ReasonJobExists); err != nil {
 				return err
 			}
-			if _, msg := condition(c, "Valid"); !strings.HasPrefix(msg, want) || !strings.Contains(msg, "docs/migration.md") {
+			if _, msg := condition(c, v1alpha2.ConditionValid); !strings.HasPrefix(msg, want) || !strings.Contains(msg, "docs/migration.md") {
 				return fmt.Errorf("Valid=False says %q, want it to start with %q and point at docs/migration.md", msg, want)
 			}
 			return nil
@@ -151,7 +152,7 @@ func TestOperatorCRD(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for typ, want := range map[string]string{"Ready": "False", "Valid": "False"} {
+		for typ, want := range map[string]string{"Ready": "False", string(v1alpha2.ConditionValid): "False"} {
 			if err := wantCondition(c, typ, want); err != nil {
 				t.Error(err)
 			}
@@ -286,7 +287,7 @@ func TestOperatorCRD(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, typ := range []string{"Synced", "Valid"} {
+			for _, typ := range []string{"Synced", string(v1alpha2.ConditionValid)} {
 				if err := wantCondition(xr, typ, "True"); err != nil {
 					return err
 				}

@@ -127,7 +127,7 @@ func TestTenantGraftV2(t *testing.T) {
 	seen := watchPod(t, cp, ns, name+"-services")
 	step(t, "grafted back with a privileged services Pod, it is refused (ForeignObject) and nothing is adopted", func(t *testing.T) {
 		createTenantClaim(t, top, cp, tenant, exampleWith(t, cp, "examples/interactive/claim.yaml", ns, name, harness.GraftHostileSpec(name, loot)))
-		msg := waitValidFalse(t, cp, ns, name, "ForeignObject", func() string { return graftEvidence(t, cp, ns, name) })
+		msg := waitValidFalse(t, cp, ns, name, v1alpha2.ReasonForeignObject, func() string { return graftEvidence(t, cp, ns, name) })
 		for _, want := range []string{
 			"Job " + ns + "/" + name, // the object, by kind and name
 			"spec.crossplane.resourceRefs",
@@ -187,7 +187,7 @@ func TestTenantGraftV2(t *testing.T) {
 		})
 		seen := watchPod(t, cp, ns, other+"-services")
 		createTenantClaim(t, top, cp, tenant, exampleWith(t, cp, "examples/interactive/claim.yaml", ns, other, harness.GraftHostileSpec(name, loot)))
-		msg := waitValidFalse(t, cp, ns, other, "ForeignObject", func() string { return graftEvidence(t, cp, ns, name) })
+		msg := waitValidFalse(t, cp, ns, other, v1alpha2.ReasonForeignObject, func() string { return graftEvidence(t, cp, ns, name) })
 		if !strings.Contains(msg, "Job "+ns+"/"+name) {
 			t.Errorf("Valid=False (ForeignObject) says %q; want it to name Job %s/%s", msg, ns, name)
 		}
@@ -406,7 +406,7 @@ func watchPod(t *testing.T, cp *harness.ControlPlane, ns, name string) func() (e
 // waitValidFalse waits until MiniCluster ns/name is Valid=False with
 // reason, and returns the message. Valid=True fails at once, with
 // evidence(): the function composed it, and no refusal comes after that.
-func waitValidFalse(t *testing.T, cp *harness.ControlPlane, ns, name, reason string, evidence func() string) string {
+func waitValidFalse(t *testing.T, cp *harness.ControlPlane, ns, name string, reason v1alpha2.ConditionReason, evidence func() string) string {
 	t.Helper()
 	var msg string
 	start := time.Now()
@@ -414,7 +414,7 @@ func waitValidFalse(t *testing.T, cp *harness.ControlPlane, ns, name, reason str
 	for {
 		c, err := getClaim(t, cp, ns, name)
 		if err == nil {
-			st, m := condition(c, "Valid")
+			st, m := condition(c, v1alpha2.ConditionValid)
 			if st == "True" {
 				ev := ""
 				if evidence != nil {
@@ -422,7 +422,7 @@ func waitValidFalse(t *testing.T, cp *harness.ControlPlane, ns, name, reason str
 				}
 				t.Fatalf("MiniCluster %s/%s is Valid=True (%s): it was composed, want Valid=False with reason %s%s", ns, name, m, reason, ev)
 			}
-			if err = wantConditionReason(c, "Valid", "False", reason); err == nil {
+			if err = wantConditionReason(c, v1alpha2.ConditionValid, "False", reason); err == nil {
 				msg = m
 				t.Logf("Valid=False (%s) after %s: %s", reason, time.Since(start).Round(100*time.Millisecond), msg)
 				return msg
@@ -478,7 +478,7 @@ func TestTenantGraftClaims(t *testing.T) {
 	t.Run("an admin's XMiniCluster without spec.claimRef is refused (Unclaimed), nothing composed", func(t *testing.T) {
 		xr := adminComposite(t, cp, adminNS, unclaimed, false)
 		createAdminComposite(t, top, cp, xr)
-		msg := waitCompositeValidFalse(t, cp, unclaimed, "Unclaimed", func() string {
+		msg := waitCompositeValidFalse(t, cp, unclaimed, v1alpha2.ReasonUnclaimed, func() string {
 			if err := nothingComposed(t, cp, adminNS, unclaimed); err != nil {
 				return err.Error()
 			}
@@ -504,7 +504,7 @@ func TestTenantGraftClaims(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := wantCondition(xr, "Valid", "True"); err != nil {
+			if err := wantCondition(xr, v1alpha2.ConditionValid, "True"); err != nil {
 				return err
 			}
 			objs, err := getComposed(t, cp, adminNS, main)
@@ -650,18 +650,18 @@ func getComposite(t *testing.T, cp *harness.ControlPlane, name string) (*unstruc
 
 // waitCompositeValidFalse is waitValidFalse for a cluster-scoped
 // XMiniCluster.
-func waitCompositeValidFalse(t *testing.T, cp *harness.ControlPlane, name, reason string, evidence func() string) string {
+func waitCompositeValidFalse(t *testing.T, cp *harness.ControlPlane, name string, reason v1alpha2.ConditionReason, evidence func() string) string {
 	t.Helper()
 	start := time.Now()
 	deadline := start.Add(2 * time.Minute)
 	for {
 		xr, err := getComposite(t, cp, name)
 		if err == nil {
-			st, m := condition(xr, "Valid")
+			st, m := condition(xr, v1alpha2.ConditionValid)
 			if st == "True" {
 				t.Fatalf("XMiniCluster %s is Valid=True (%s): it was composed, want Valid=False with reason %s; %s", name, m, reason, evidence())
 			}
-			if err = wantConditionReason(xr, "Valid", "False", reason); err == nil {
+			if err = wantConditionReason(xr, v1alpha2.ConditionValid, "False", reason); err == nil {
 				t.Logf("Valid=False (%s) after %s: %s", reason, time.Since(start).Round(100*time.Millisecond), m)
 				return m
 			}

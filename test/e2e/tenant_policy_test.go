@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/input/v1beta1"
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -388,7 +389,7 @@ containers:
 			if err != nil {
 				return err
 			}
-			if err := wantCondition(c, "Valid", "True"); err != nil {
+			if err := wantCondition(c, v1alpha2.ConditionValid, "True"); err != nil {
 				return err
 			}
 			return running.unchanged(t, cp, true)
@@ -424,7 +425,7 @@ containers:
 			if err != nil {
 				return err
 			}
-			return wantCondition(c, "Valid", "True")
+			return wantCondition(c, v1alpha2.ConditionValid, "True")
 		})
 		if err := running.unchanged(t, cp, false); err != nil {
 			t.Error(err)
@@ -518,10 +519,10 @@ func waitRefused(t *testing.T, cp *harness.ControlPlane, ns, name, key string, w
 		if err != nil {
 			return err
 		}
-		if err := wantConditionReason(c, "Valid", "False", "Policy"); err != nil {
+		if err := wantConditionReason(c, v1alpha2.ConditionValid, "False", v1alpha2.ReasonPolicy); err != nil {
 			return err
 		}
-		_, msg := condition(c, "Valid")
+		_, msg := condition(c, v1alpha2.ConditionValid)
 		var missing []string
 		for _, w := range append([]string{"(" + key, "nothing was composed or changed"}, wants...) {
 			if !strings.Contains(msg, w) {
@@ -546,7 +547,7 @@ func waitComposed(t *testing.T, cp *harness.ControlPlane, ns, name string) {
 		if err != nil {
 			return err
 		}
-		if err := wantCondition(c, "Valid", "True"); err != nil {
+		if err := wantCondition(c, v1alpha2.ConditionValid, "True"); err != nil {
 			return err
 		}
 		objs := map[string]client.Object{name: &batchv1.Job{}, name + "/service": &corev1.Service{}, name + "-entrypoint": &corev1.ConfigMap{}}
@@ -711,7 +712,7 @@ type policyFinding struct {
 	// refusal is Valid=False's reason (Policy when ""); keys the policy
 	// keys of which the refusal names one (none for InvalidSpec), fields
 	// the claim's fields.
-	refusal string
+	refusal v1alpha2.ConditionReason
 	keys    []string
 	fields  []string
 	// allowed: the case composes (what an exemption still allows).
@@ -827,13 +828,13 @@ func testTenantPolicyFindings(t *testing.T, cp *harness.ControlPlane) {
 		"seccomp": {
 			reason:  "A seccomp localhostProfile that climbs out of the kubelet's seccomp directory: the API server refuses the Job, so it must not be Valid.",
 			spec:    helloContainer + "\n    securityContext: {seccompProfile: {type: Localhost, localhostProfile: ../../x}}",
-			refusal: "InvalidSpec",
+			refusal: v1alpha2.ReasonInvalidSpec,
 			fields:  []string{"spec.containers[0].securityContext.seccompProfile.localhostProfile"},
 		},
 		"seccomp-pod": {
 			reason:  "The same in the pods' security context.",
 			spec:    `pod: {securityContext: {seccompProfile: {type: Localhost, localhostProfile: ../../x}}}`,
-			refusal: "InvalidSpec",
+			refusal: v1alpha2.ReasonInvalidSpec,
 			fields:  []string{"spec.pod.securityContext.seccompProfile.localhostProfile"},
 		},
 	}
@@ -993,7 +994,7 @@ func waitFinding(t *testing.T, cp *harness.ControlPlane, ns, name string, tc pol
 	t.Helper()
 	reason := tc.refusal
 	if reason == "" {
-		reason = reasonPolicy
+		reason = v1alpha2.ReasonPolicy
 	}
 	msg := waitValidFalse(t, cp, ns, name, reason, func() string {
 		if err := nothingComposed(t, cp, ns, name, tc.adminMade...); err != nil {
@@ -1022,17 +1023,13 @@ func waitFinding(t *testing.T, cp *harness.ControlPlane, ns, name string, tc pol
 			missing = append(missing, "the field "+f)
 		}
 	}
-	if reason == reasonPolicy && !strings.Contains(msg, "nothing was composed or changed") {
+	if reason == v1alpha2.ReasonPolicy && !strings.Contains(msg, "nothing was composed or changed") {
 		missing = append(missing, `that "nothing was composed or changed"`)
 	}
 	if len(missing) > 0 {
 		t.Errorf("%s\nValid=False (%s) says %q; want it to name %s", tc.reason, reason, msg, strings.Join(missing, ", "))
 	}
 }
-
-// reasonPolicy is the reason of Valid=False for what the policy
-// refuses.
-const reasonPolicy = "Policy"
 
 // refusalHasFix tells whether the refusal that names key goes on, after its
 // reason, with a fix: "<field>: refused by the platform's policy (<key>):

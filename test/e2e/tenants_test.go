@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -124,7 +125,7 @@ func testTenants(t *testing.T, cp *harness.ControlPlane) {
 			if err != nil {
 				return err
 			}
-			st, msg := condition(c, "Scaled")
+			st, msg := condition(c, v1alpha2.ConditionScaled)
 			if st != "False" || !strings.Contains(msg, "exceeds the maximum size 4") {
 				return fmt.Errorf("Scaled=%s %q, want False and a message about the maximum size 4", st, msg)
 			}
@@ -143,7 +144,7 @@ func testTenants(t *testing.T, cp *harness.ControlPlane) {
 			if err != nil {
 				return err
 			}
-			return wantCondition(c, "Scaled", "True")
+			return wantCondition(c, v1alpha2.ConditionScaled, "True")
 		})
 	})
 
@@ -161,7 +162,7 @@ func testTenants(t *testing.T, cp *harness.ControlPlane) {
 			if err != nil {
 				return err
 			}
-			st, msg := condition(c, "Valid")
+			st, msg := condition(c, v1alpha2.ConditionValid)
 			if st != "False" || !strings.Contains(msg, "spec.flux.bursting.leadBroker.name") {
 				return fmt.Errorf("Valid=%s %q, want False and a message naming spec.flux.bursting.leadBroker.name", st, msg)
 			}
@@ -191,7 +192,7 @@ func testTenants(t *testing.T, cp *harness.ControlPlane) {
 			if err != nil {
 				return err
 			}
-			if err := wantCondition(c, "Valid", "True"); err != nil {
+			if err := wantCondition(c, v1alpha2.ConditionValid, "True"); err != nil {
 				return err
 			}
 			return wantCondition(c, "Ready", "True")

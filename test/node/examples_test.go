@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -248,7 +249,7 @@ func runExample(t *testing.T, cp *harness.ControlPlane, example string, tc examp
 	case refused:
 		var msg string
 		eventually(t, time.Minute, example+" Valid=False", func() error {
-			out, err := kubectl(t, cp, "get", "minicluster", name, "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Valid")].status}|{.status.conditions[?(@.type=="Valid")].message}`)
+			out, err := kubectl(t, cp, "get", "minicluster", name, "-n", ns, "-o", conditionJSONPath(v1alpha2.ConditionValid, "|", "status", "message"))
 			if err != nil {
 				return err
 			}

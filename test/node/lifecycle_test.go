@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -72,8 +73,8 @@ func TestFailingJobEndsFailed(t *testing.T) {
 	}))
 	wantColumns(t, cp, ns, "flux-sample", 3*time.Minute, map[string]string{"PHASE": "Failed"})
 	mustKubectl(t, cp, "wait", "minicluster/flux-sample", "-n", ns, "--for=condition=Finished", "--timeout=1m")
-	reason := mustKubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Finished")].reason}`)
-	if reason != "Failed" {
+	reason := mustKubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", conditionJSONPath(v1alpha2.ConditionFinished, "", "reason"))
+	if reason != string(v1alpha2.ReasonFailed) {
 		t.Errorf("Finished reason %q, want Failed", reason)
 	}
 	logs := mustKubectl(t, cp, "logs", "-n", ns, "-l", leadSelector, "--tail=-1")
@@ -90,7 +91,7 @@ func TestFailingJobEndsFailed(t *testing.T) {
 		t.Errorf("the lead's termination message must carry the job's last words:\n%s", msg)
 	}
 	eventually(t, sayWithin, "Finished carries the job's exit code", func() error {
-		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Finished")].message}`)
+		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", conditionJSONPath(v1alpha2.ConditionFinished, "", "message"))
 		if err != nil {
 			return err
 		}

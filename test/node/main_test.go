@@ -28,9 +28,21 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
+
+// conditionJSONPath is kubectl's -o jsonpath of the fields (status,
+// reason, message) of a MiniCluster's condition typ, separated by sep
+// (jsonpath text: "|", or {"\n"} for a newline).
+func conditionJSONPath(typ v1alpha2.ConditionType, sep string, fields ...string) string {
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		parts = append(parts, `{.status.conditions[?(@.type=="`+string(typ)+`")].`+f+`}`)
+	}
+	return "jsonpath=" + strings.Join(parts, sep)
+}
 
 // EnvE2ENode must be set (to anything but "" or "0") for these tests to run.
 const EnvE2ENode = "MC_E2E_NODE"

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -53,7 +54,7 @@ func TestPodSecurityRestrictedRoot(t *testing.T) {
 	mustKubectl(t, cp, "apply", "-f", manifest(t, "hello-world", ns, nil))
 	var msg string
 	eventually(t, time.Minute, "Valid=False naming restricted", func() error {
-		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Valid")].status}|{.status.conditions[?(@.type=="Valid")].message}`)
+		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", conditionJSONPath(v1alpha2.ConditionValid, "|", "status", "message"))
 		if err != nil {
 			return err
 		}
@@ -98,5 +99,5 @@ func TestPodSecurityBaseline(t *testing.T) {
 // validCondition is the status of flux-sample's Valid condition.
 func validCondition(t *testing.T, cp *harness.ControlPlane, ns string) string {
 	t.Helper()
-	return mustKubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Valid")].status}`)
+	return mustKubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", conditionJSONPath(v1alpha2.ConditionValid, "", "status"))
 }

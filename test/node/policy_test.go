@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -51,7 +52,7 @@ func TestPolicyDefault(t *testing.T) {
 			o["metadata"].(map[string]any)["name"] = name
 			setContainer(o, "securityContext", map[string]any{"privileged": true})
 		}))
-		jsonpath := `jsonpath={.status.conditions[?(@.type=="Valid")].status}|{.status.conditions[?(@.type=="Valid")].reason}|{.status.conditions[?(@.type=="Valid")].message}`
+		jsonpath := conditionJSONPath(v1alpha2.ConditionValid, "|", "status", "reason", "message")
 		var msg string
 		eventually(t, time.Minute, "Valid=False (Policy) naming policy.podSecurity.defaultLevel", func() error {
 			out, err := kubectl(t, cp, "get", "minicluster", name, "-n", ns, "-o", jsonpath)
@@ -59,7 +60,7 @@ func TestPolicyDefault(t *testing.T) {
 				return err
 			}
 			parts := strings.SplitN(out, "|", 3)
-			if len(parts) != 3 || parts[0] != "False" || parts[1] != "Policy" || !strings.Contains(parts[2], "policy.podSecurity.defaultLevel") {
+			if len(parts) != 3 || parts[0] != "False" || parts[1] != string(v1alpha2.ReasonPolicy) || !strings.Contains(parts[2], "policy.podSecurity.defaultLevel") {
 				return fmt.Errorf("Valid: %q", out)
 			}
 			msg = parts[2]
@@ -155,7 +156,7 @@ func TestPolicyGraftV2(t *testing.T) {
 		servicesPod := func() string {
 			return strings.TrimSpace(mustKubectl(t, cp, "get", "pods", "-n", ns, "--field-selector", "metadata.name="+name+"-services", "-o", "name"))
 		}
-		jsonpath := `jsonpath={.status.conditions[?(@.type=="Valid")].status}|{.status.conditions[?(@.type=="Valid")].reason}|{.status.conditions[?(@.type=="Valid")].message}`
+		jsonpath := conditionJSONPath(v1alpha2.ConditionValid, "|", "status", "reason", "message")
 		var msg string
 		eventually(t, 2*time.Minute, "Valid=False (ForeignObject)", func() error {
 			out, err := kubectl(t, cp, "get", "minicluster", name, "-n", ns, "-o", jsonpath)
@@ -167,7 +168,7 @@ func TestPolicyGraftV2(t *testing.T) {
 				m, _ := owners()
 				t.Fatalf("the graft is Valid=True (%s): composed, want Valid=False (ForeignObject); owners now %v; services Pod %q", parts[2], m, servicesPod())
 			}
-			if len(parts) != 3 || parts[0] != "False" || parts[1] != "ForeignObject" {
+			if len(parts) != 3 || parts[0] != "False" || parts[1] != string(v1alpha2.ReasonForeignObject) {
 				return fmt.Errorf("Valid: %q", out)
 			}
 			msg = parts[2]

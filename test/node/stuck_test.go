@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -85,18 +86,18 @@ func jobFailedCreate(t *testing.T, cp *harness.ControlPlane, ns string) func() e
 // MiniCluster's Brokers condition has reason and a message with each of
 // want, at most sayWithin later; kubectl describe minicluster then shows
 // that message, and the MiniCluster's events a warning with it.
-func wantStuck(t *testing.T, cp *harness.ControlPlane, ns string, cause func() error, reason string, want ...string) {
+func wantStuck(t *testing.T, cp *harness.ControlPlane, ns string, cause func() error, reason v1alpha2.ConditionReason, want ...string) {
 	t.Helper()
 	eventually(t, 3*time.Minute, "the cause shows on the pods or the Job", cause)
 	var msg string
 	eventually(t, sayWithin, "the MiniCluster says why its brokers are not up", func() error {
 		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o",
-			`jsonpath={.status.conditions[?(@.type=="Brokers")].reason}{"\n"}{.status.conditions[?(@.type=="Brokers")].message}`)
+			conditionJSONPath(v1alpha2.ConditionBrokers, `{"\n"}`, "reason", "message"))
 		if err != nil {
 			return err
 		}
 		got, m, _ := strings.Cut(out, "\n")
-		if got != reason {
+		if got != string(reason) {
 			return fmt.Errorf("Brokers reason %q, want %q (message %q)", got, reason, m)
 		}
 		for _, w := range want {
@@ -149,7 +150,7 @@ func TestStuckQuotaNeedsLimits(t *testing.T) {
 	mustKubectl(t, cp, "create", "quota", "cpu", "-n", ns, "--hard=limits.cpu=4")
 	mustKubectl(t, cp, "apply", "-f", stuckManifest(t, ns, func(map[string]any) {}))
 	wantStuck(t, cp, ns, jobFailedCreate(t, cp, ns),
-		"FailedCreate", "0 of 2 brokers up; the Job cannot create its pods: ", "must specify limits.cpu")
+		v1alpha2.ReasonFailedCreate, "0 of 2 brokers up; the Job cannot create its pods: ", "must specify limits.cpu")
 }
 
 // TestStuckLimitRange: a LimitRange whose max cpu per container is below
@@ -173,7 +174,7 @@ func TestStuckLimitRange(t *testing.T) {
 		setContainer(o, "resources", map[string]any{"limits": map[string]any{"cpu": "1"}})
 	}))
 	wantStuck(t, cp, ns, jobFailedCreate(t, cp, ns),
-		"FailedCreate", "0 of 2 brokers up; the Job cannot create its pods: ", refusal+", but limit is 1")
+		v1alpha2.ReasonFailedCreate, "0 of 2 brokers up; the Job cannot create its pods: ", refusal+", but limit is 1")
 }
 
 // TestStuckMissingServiceAccount: spec.pod.serviceAccountName names a
@@ -190,11 +191,11 @@ func TestStuckMissingServiceAccount(t *testing.T) {
 	// refused before anything is composed.
 	eventually(t, time.Minute, "Valid=False (Policy) naming policy.serviceAccounts", func() error {
 		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o",
-			`jsonpath={.status.conditions[?(@.type=="Valid")].reason}{"\n"}{.status.conditions[?(@.type=="Valid")].message}`)
+			conditionJSONPath(v1alpha2.ConditionValid, `{"\n"}`, "reason", "message"))
 		if err != nil {
 			return err
 		}
-		if reason, msg, _ := strings.Cut(out, "\n"); reason != "Policy" || !strings.Contains(msg, "(policy.serviceAccounts)") || !strings.Contains(msg, `ServiceAccount "flux-runner" does not exist`) {
+		if reason, msg, _ := strings.Cut(out, "\n"); reason != string(v1alpha2.ReasonPolicy) || !strings.Contains(msg, "(policy.serviceAccounts)") || !strings.Contains(msg, `ServiceAccount "flux-runner" does not exist`) {
 			return fmt.Errorf("Valid: %q", out)
 		}
 		return nil
@@ -214,7 +215,7 @@ func TestStuckMissingServiceAccount(t *testing.T) {
 	}
 	mustKubectl(t, cp, "annotate", "minicluster", "flux-sample", "-n", ns, "--overwrite", "e2e.flux-framework.org/policy=flux-runner")
 	wantStuck(t, cp, ns, jobFailedCreate(t, cp, ns),
-		"FailedCreate", "the Job cannot create its pods: ", `serviceaccount "flux-runner" not found`)
+		v1alpha2.ReasonFailedCreate, "the Job cannot create its pods: ", `serviceaccount "flux-runner" not found`)
 }
 
 // TestStuckUnschedulable: a nodeSelector no node matches.
@@ -253,7 +254,7 @@ func TestStuckCrashLoop(t *testing.T) {
 	// The Job replaces the failed pods: the message stays as it was, so the
 	// MiniCluster's status is not rewritten with each new pod.
 	brokers := func() string {
-		return mustKubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Brokers")].message}`)
+		return mustKubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", conditionJSONPath(v1alpha2.ConditionBrokers, "", "message"))
 	}
 	before := brokers()
 	eventually(t, 2*time.Minute, "a failed broker replaced, and the replacement failed", func() error {

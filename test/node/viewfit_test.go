@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/nodeimage"
@@ -110,7 +111,7 @@ func TestViewDoesNotFitEndsFailed(t *testing.T) {
 	}
 	var msg string
 	eventually(t, time.Minute-time.Since(applied), "Finished names both images, the loader's error and the fix", func() error {
-		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Finished")].message}`)
+		out, err := kubectl(t, cp, "get", "minicluster", "flux-sample", "-n", ns, "-o", conditionJSONPath(v1alpha2.ConditionFinished, "", "message"))
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
 )
@@ -130,7 +131,7 @@ func TestStuckAdmissionWebhook(t *testing.T) {
 
 	mustKubectl(t, cp, "apply", "-f", stuckManifest(t, ns, func(map[string]any) {}))
 	wantStuck(t, cp, ns, jobFailedCreate(t, cp, ns),
-		"FailedCreate", "0 of 2 brokers up; the Job cannot create its pods: ",
+		v1alpha2.ReasonFailedCreate, "0 of 2 brokers up; the Job cannot create its pods: ",
 		`admission webhook "cost-center.minicluster.test" denied the request: `+refusal)
 
 	var brokers int
