@@ -130,3 +130,149 @@ func FuzzCheckBrokerConfig(f *testing.F) {
 		}
 	})
 }
+
+// brokerConfigInvalid: spec.flux.brokerConfig as Flux reads it
+// (checkBrokerConfig).
+func brokerConfigInvalid() map[string]invalidCase {
+	return map[string]invalidCase{
+		"BrokerConfigNotTOML": {
+			reason: "Flux refuses a broker.toml it cannot parse.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.BrokerConfig = "[bootstrap\nhosts = 1" })),
+			want:   invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "is not valid TOML (line 1"},
+		},
+		"BrokerConfigUnknownBootstrapKey": {
+			reason: "Flux refuses unknown [bootstrap] keys.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap("curve = \"x\"\nhosts = [ { host = \"flux-sample-[0-3]\" } ]")
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] has key \"curve\""},
+		},
+		"BrokerConfigWithoutBootstrap": {
+			reason: "Without [bootstrap] Flux starts each broker as a singleton: the four never join.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.BrokerConfig = "[access]\nallow-guest-user = true\n" })),
+			want:   invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] lists no hosts, so Flux would start each of the up to 4 brokers as an instance of its own"},
+		},
+		"BrokerConfigWithoutHosts": {
+			reason: "A [bootstrap] without hosts is a singleton too.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.BrokerConfig = bootstrap("") })),
+			want:   invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] lists no hosts"},
+		},
+		"BrokerConfigPortOutOfRange": {
+			reason: "default_port becomes the port of every bind and connect URI.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap("default_port = 70000\nhosts = [ { host = \"flux-sample-[0-3]\" } ]")
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "default_port is 70000, which is not a TCP port"},
+		},
+		"BrokerConfigOneEntryWithoutCurveCert": {
+			reason: "flux-core 0.88 counts expanded hosts: one entry of four hosts needs curve_cert.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[bootstrap]\ndefault_bind = \"tcp://eth0:8050\"\ndefault_connect = \"tcp://%h:8050\"\nhosts = [ { host = \"flux-sample-[0-3]\" } ]\n"
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "lists more than one host without curve_cert"},
+		},
+		"BrokerConfigPortTokenWithoutPort": {
+			reason: "Without default_port flux-core writes -1 for %p.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]", connect = "tcp://%h:%p" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `hosts[0].connect "tcp://%h:%p" has %p, the default_port, which [bootstrap] does not set`},
+		},
+		"BrokerConfigHostNotDNSName": {
+			reason: "flux-core checks every expanded host as a DNS name.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" }, { host = "login_[1-2]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `hosts[1].host has the host "login_1", which Flux refuses`},
+		},
+		"BrokerConfigParentUnknown": {
+			reason: "flux-core refuses a parent that is no host of the list.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-0" }, { host = "flux-sample-[1-3]", parent = "nobody" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `hosts[1].parent "nobody" is not a host of the list`},
+		},
+		"BrokerConfigParentSelf": {
+			reason: "flux-core refuses a host that is its own parent.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-0" }, { host = "flux-sample-[1-3]", parent = "flux-sample-2" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "is a host of the entry itself"},
+		},
+		"BrokerConfigConnectNotURI": {
+			reason: "flux-core checks bind and connect URIs: tcp:// or ipc://.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]", connect = "http://x" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `hosts[0].connect "http://x" has a scheme other than tcp or ipc`},
+		},
+		"BrokerConfigAccessType": {
+			reason: "connector-local unpacks [access] keys as booleans and refuses any other key.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[access]\nallow-guest-user = \"yes\"\nguests = true\n\n" + bootstrap(`hosts = [ { host = "flux-sample-[0-3]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig", "spec.flux.brokerConfig"}, msg: "[access] allow-guest-user is a string, and Flux refuses anything but a boolean"},
+		},
+		"BrokerConfigTBONDuration": {
+			reason: "The overlay module parses [tbon] timeouts as Flux durations.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[tbon]\ntcp_user_timeout = \"2 minutes\"\n\n" + bootstrap(`hosts = [ { host = "flux-sample-[0-3]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: `[tbon] tcp_user_timeout is "2 minutes", which is not a Flux duration`},
+		},
+		"BrokerConfigHostsMissPods": {
+			reason: "Each broker finds its rank by its hostname in the bootstrap hosts.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-2]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "do not include \"flux-sample-3\""},
+		},
+		"BrokerConfigTypes": {
+			reason: "Flux unpacks each [bootstrap] key as one type and refuses the file otherwise.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[bootstrap]\ncurve_cert = \"/c\"\ndefault_port = \"8050\"\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h:%p\"\nenable_ipv6 = 1\nhosts = [ { host = \"flux-sample-[0-3]\", connect = 5 } ]\n"
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig", "spec.flux.brokerConfig", "spec.flux.brokerConfig"}, msg: "[bootstrap] default_port is a string, and Flux refuses anything but an integer"},
+		},
+		"BrokerConfigHostWithoutHost": {
+			reason: "Every hosts entry needs a host.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" }, { bind = "tcp://eth0:%p" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "[bootstrap] hosts[1] has no host key"},
+		},
+		"BrokerConfigWithoutCurveCert": {
+			reason: "Flux refuses more than one hosts entry without curve_cert.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[bootstrap]\ndefault_port = 8050\ndefault_bind = \"tcp://eth0:%p\"\ndefault_connect = \"tcp://%h:%p\"\nhosts = [ { host = \"flux-sample-[0-1]\" }, { host = \"flux-sample-[2-3]\" } ]\n"
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "without curve_cert, and Flux then refuses to start: add curve_cert = \"/mnt/flux/config/curve/curve.cert\""},
+		},
+		"BrokerConfigWithoutBindAndConnect": {
+			reason: "Rank 0 binds, and the others connect to it, at its entry's URIs or the defaults.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = "[bootstrap]\ncurve_cert = \"/c\"\nhosts = [ { host = \"flux-sample-[0-3]\" } ]\n"
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig", "spec.flux.brokerConfig"}, msg: "gives rank 0 (hosts[0]) no connect URI"},
+		},
+		"BrokerConfigLeadNotFirst": {
+			reason: "The pod named <name>-0 runs the job as the lead, so it must be rank 0.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "login" }, { host = "flux-sample-[0-3]" } ]`)
+			})),
+			want: invalid{fields: []string{"spec.flux.brokerConfig"}, msg: "hosts start with \"login\", but rank 0 must be \"flux-sample-0\""},
+		},
+	}
+}
+
+// brokerConfigValid: a broker.toml Flux accepts.
+func brokerConfigValid() map[string]validCase {
+	return map[string]validCase{
+		"BrokerConfigWithOtherHosts": {
+			reason: "A broker.toml Flux accepts: every pod listed, the lead first, other hosts after, the URIs and certificate set.",
+			args: mc(withFlux(func(f *v1alpha2.FluxSpec) {
+				f.BrokerConfig = bootstrap(`hosts = [ { host = "flux-sample-[0-3]" }, { host = "login", parent = "flux-sample-0" } ]`) + "default_port = 8050\nenable_ipv6 = false\n"
+			})),
+		},
+	}
+}

@@ -123,3 +123,13 @@ func TestCheckCurveCert(t *testing.T) {
 		})
 	}
 }
+
+// certValid: a user-supplied certificate passes Validate.
+func certValid() map[string]validCase {
+	return map[string]validCase{
+		"CurveCert": {
+			reason: "A user-supplied certificate.",
+			args:   mc(withFlux(func(f *v1alpha2.FluxSpec) { f.CurveCert = curvetest.SampleCert })),
+		},
+	}
+}

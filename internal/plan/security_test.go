@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,11 +9,7 @@ import (
 )
 
 func TestSecurityContextInvalid(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		args   *v1alpha2.MiniCluster
-		want   invalid
-	}{
+	cases := map[string]invalidCase{
 		"NoEscalationWithSysAdmin": {
 			reason: "Kubernetes refuses allowPrivilegeEscalation: false with SYS_ADMIN added, under either spelling.",
 			args: mc(withRunner(func(c *v1alpha2.MiniClusterContainer) {
@@ -111,28 +106,11 @@ func TestSecurityContextInvalid(t *testing.T) {
 			want: invalid{fields: []string{"spec.pod.securityContext.sysctls[0].name"}, msg: "drop the sysctl or hostIPC"},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			errs := validate(tc.args)
-			got := make([]string, 0, len(errs))
-			for _, e := range errs {
-				got = append(got, e.Field)
-			}
-			if diff := cmp.Diff(tc.want.fields, got); diff != "" {
-				t.Errorf("%s\nValidate(...) fields: -want, +got:\n%s\nerrors: %v", tc.reason, diff, errs)
-			}
-			if text := errs.ToAggregate(); text == nil || !strings.Contains(text.Error(), tc.want.msg) {
-				t.Errorf("%s\nValidate(...): want an error containing %q, got: %v", tc.reason, tc.want.msg, text)
-			}
-		})
-	}
+	checkInvalid(t, cases)
 }
 
 func TestSecurityContextValid(t *testing.T) {
-	cases := map[string]struct {
-		reason string
-		args   *v1alpha2.MiniCluster
-	}{
+	cases := map[string]validCase{
 		"FullContexts": {
 			reason: "Every Kubernetes setting the Flux Operator takes, consistent with each other.",
 			args: mc(withPod(func(p *v1alpha2.PodSpec) {
@@ -169,13 +147,7 @@ func TestSecurityContextValid(t *testing.T) {
 			})),
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if errs := validate(tc.args); len(errs) > 0 {
-				t.Errorf("%s\nValidate(...): %v", tc.reason, errs)
-			}
-		})
-	}
+	checkValid(t, cases)
 }
 
 func TestRestricted(t *testing.T) {

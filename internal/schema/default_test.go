@@ -143,3 +143,49 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+func TestDefault(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		obj    string
+		want   string
+	}{
+		"HelloWorld": {
+			reason: "The schema's defaults, as the API server sets them.",
+			obj:    helloWorld,
+			want: withSpec(`  size: 4
+  tasks: 1
+  deadlineSeconds: 31500000
+  logging: {quiet: true}
+  flux: {bursting: {}, logLevel: 6}
+  containers:
+    - image: rockylinux:9
+      command: echo hello world
+`),
+		},
+		"Nulls": {
+			reason: "A null with a default gets the default; one without is dropped.",
+			obj:    withSpec("  size: null\n  maxSize: null\n  containers: [{command: x}]\n"),
+			want: withSpec(`  size: 1
+  tasks: 1
+  deadlineSeconds: 31500000
+  flux: {bursting: {}, logLevel: 6}
+  containers: [{command: x, image: ghcr.io/rse-ops/accounting:app-latest}]
+`),
+		},
+		"OtherKind": {
+			reason: "Other kinds are left alone.",
+			obj:    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: null}\n",
+			want:   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: null}\n",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := decode(t, tc.obj)
+			Claims.Default(obj)
+			if diff := cmp.Diff(decode(t, tc.want), obj); diff != "" {
+				t.Errorf("%s\nDefault: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -1,9 +1,11 @@
 package schema
 
 import (
+	"strings"
 	"testing"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 )
 
@@ -20,4 +22,41 @@ func decode(t testing.TB, y string) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+const helloWorld = `apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata:
+  name: flux-sample
+  namespace: default
+spec:
+  size: 4
+  logging:
+    quiet: true
+  containers:
+    - image: rockylinux:9
+      command: echo hello world
+`
+
+// withSpec is hello-world with its spec replaced.
+func withSpec(spec string) string {
+	return helloWorld[:strings.Index(helloWorld, "spec:\n")] + "spec:\n" + spec
+}
+
+// blocked is the error the API server adds when CEL rules were skipped.
+const blockedErr = "<nil>: Invalid value: null: " + blockedMessage
+
+func messages(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

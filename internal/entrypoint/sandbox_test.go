@@ -1,8 +1,10 @@
 package entrypoint
 
-// Shared test scaffolding: claims, a sandbox that runs the generated scripts
-// outside a pod with fake flux, hostname and sleep commands, and helpers to
-// read back what the fakes saw.
+// The sandbox the script tests run in: the generated scripts run outside a
+// pod with fake flux, hostname and sleep commands, and helpers read back
+// what the fakes saw. The claim and its scripts are in claim_test.go, the
+// flux calls the tests expect in argv_test.go, and the table runner of the
+// runner tests in runcase_test.go.
 //
 // Everything lives in t.TempDir() except two paths the generator hard-codes
 // and Paths does not relocate: /tmp/custom-entrypoint.sh (commands.script;
@@ -25,61 +27,6 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 )
-
-const (
-	testName = "flux-sample"
-	leadHost = "flux-sample-0"
-	workHost = "flux-sample-1"
-)
-
-func ptrTo[T any](v T) *T { return &v }
-
-// claim is a defaulted MiniCluster flux-sample of the given size whose only
-// container runs Flux with command, after mutate changed it. Defaults are
-// applied after mutate, as the API server would, so explicit values stay.
-func claim(size int32, command string, mutate ...func(*v1alpha2.MiniCluster)) *v1alpha2.MiniCluster {
-	mc := &v1alpha2.MiniCluster{}
-	mc.Name = testName
-	mc.Spec.Size = ptrTo(size)
-	mc.Spec.Containers = []v1alpha2.MiniClusterContainer{{Name: "app", Command: command, RunFlux: true}}
-	for _, m := range mutate {
-		if m != nil {
-			m(mc)
-		}
-	}
-	v1alpha2.SetDefaults(mc, v1alpha2.PlatformDefaults{})
-	return mc
-}
-
-// plan is the Plan internal/plan would pass for mc: quorum is minSize when set,
-// and the runner's commands are prepared. (Bursting and maxSize > size also
-// set a quorum there; BrokerOptions only sees the number, so minSize
-// covers the script's side of it.)
-func plan(t *testing.T, mc *v1alpha2.MiniCluster, p Paths) Plan {
-	t.Helper()
-	pl := Plan{
-		Layout:   Layout{MountPath: mc.Spec.Flux.Container.MountPath, Fixed: p},
-		Name:     mc.Name,
-		Size:     mc.Spec.SizeValue(),
-		Tasks:    mc.Spec.TasksValue(),
-		Quorum:   mc.Spec.MinSize,
-		LogLevel: mc.Spec.Flux.LogLevelValue(),
-	}
-	if i := mc.Spec.Runner(); i >= 0 {
-		cmds, errs := Prepare(mc, i, pl)
-		if len(errs) > 0 {
-			t.Fatalf("Prepare(): %v", errs.ToAggregate())
-		}
-		pl.Commands = cmds
-	}
-	return pl
-}
-
-// runner is the runner script of mc's container 0 in the sandbox paths p.
-func runner(t *testing.T, mc *v1alpha2.MiniCluster, p Paths) string {
-	t.Helper()
-	return Runner(mc, 0, plan(t, mc, p))
-}
 
 // tool finds an external program the tests need. It is a failure when
 // envVar names it (the caller insists) or in CI, a skip otherwise.
@@ -351,75 +298,3 @@ func splitNUL(s string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(s, "\x00"), "\x00")
 }
-
-// Expected argv, derived from reference §3.2-§3.4 (not from the generator).
-
-// bo describes the broker options of reference §3.2.
-type bo struct {
-	rc2none  bool   // interactive
-	noSocket bool   // flux.disableSocket
-	timeout  string // flux.connectTimeout ("" omits it)
-	topo     string // flux.topology
-	quorum   int    // minSize
-	zmq      bool   // logging.zeromq
-	level    int    // logLevel, 0 when quiet
-}
-
-// std are the options of a defaulted, non-quiet claim.
-func std() bo { return bo{timeout: "5s", level: 6} }
-
-// quietOpts are the options of a defaulted quiet claim.
-func quietOpts() bo { return bo{timeout: "5s", level: 0} }
-
-func (o bo) args(mp string) []string {
-	c := mp + "/config"
-	a := []string{"-Scron.directory=" + c + "/etc/flux/system/cron.d", "-Stbon.fanout=256", "-Srundir=" + c + "/run/flux"}
-	if o.rc2none {
-		a = append(a, "-Sbroker.rc2_none")
-	}
-	a = append(a, "-Sstatedir="+c+"/var/lib/flux")
-	if !o.noSocket {
-		a = append(a, "-Slocal-uri=local://"+c+"/run/flux/local")
-	}
-	if o.timeout != "" {
-		a = append(a, "-Stbon.connect_timeout="+o.timeout)
-	}
-	if o.topo != "" {
-		a = append(a, "-Stbon.topo="+o.topo)
-	}
-	if o.quorum > 0 {
-		a = append(a, fmt.Sprintf("-Sbroker.quorum=%d", o.quorum))
-	}
-	if o.zmq {
-		a = append(a, "-Stbon.zmqdebug=1")
-	}
-	return append(a, fmt.Sprintf("-Slog-stderr-level=%d", o.level), "-Slog-stderr-mode=local")
-}
-
-// encode is the resource set call every runner makes first.
-func encode() []string {
-	return []string{"R", "encode", "--hosts=flux-sample-[0-3]", "--local"}
-}
-
-// start is `flux start [pre...] --config-path=<cfg> <options> [initial program...]`.
-func start(mp string, o bo, pre []string, initial ...string) []string {
-	a := append([]string{"start"}, pre...)
-	a = append(a, "--config-path="+mp+"/config/etc/flux/config")
-	a = append(a, o.args(mp)...)
-	return append(a, initial...)
-}
-
-// broker is the interactive lead: `flux broker --config-path=<cfg> <options>`.
-func broker(mp string, o bo) []string {
-	return append([]string{"broker", "--config-path=" + mp + "/config/etc/flux/config"}, o.args(mp)...)
-}
-
-func cat(parts ...[]string) []string {
-	var out []string
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
-func words(s ...string) []string { return s }
