@@ -73,9 +73,13 @@ func TestOperatorCRD(t *testing.T) {
 		// Established is the CRD's word; the client's discovery of the new
 		// kind may lag it by a moment on a loaded machine.
 		eventually(t, time.Minute, "the operator's MiniCluster is created", func() error {
-			err := cp.Client.Create(ctx(t), mc.DeepCopy())
+			c := mc.DeepCopy()
+			err := cp.Client.Create(ctx(t), c)
 			if err != nil && !meta.IsNoMatchError(err) {
 				t.Fatal(err)
+			}
+			if err == nil {
+				mc = c // with its uid, which the operator's objects own it by
 			}
 			return err
 		})
