@@ -2,7 +2,7 @@ package function
 
 import (
 	"context"
-	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,10 +37,8 @@ func gangJob(inGang bool) string {
 }
 
 func podGroup(minCount int) string {
-	return `{"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"flux-sample","namespace":"tenant-a"},"spec":{"schedulingPolicy":{"gang":{"minCount":` + itoa(minCount) + `}}}}`
+	return `{"apiVersion":"scheduling.k8s.io/v1beta1","kind":"PodGroup","metadata":{"name":"flux-sample","namespace":"tenant-a"},"spec":{"schedulingPolicy":{"gang":{"minCount":` + strconv.Itoa(minCount) + `}}}}`
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestRunFunctionGang(t *testing.T) {
 	type want struct {

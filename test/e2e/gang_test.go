@@ -31,17 +31,7 @@ func testGang(t *testing.T, cp *harness.ControlPlane) {
 	const ns, name = "gang", "flux-sample"
 	createNamespace(t, cp, ns)
 	createClaim(t, cp, exampleClaim(t, cp, helloWorld, ns, ""))
-	eventually(t, 2*time.Minute, "the MiniCluster is Synced and its objects exist", func() error {
-		c, err := getClaim(t, cp, ns, name)
-		if err != nil {
-			return err
-		}
-		if err := wantCondition(c, "Synced", "True"); err != nil {
-			return err
-		}
-		_, err = getComposed(t, cp, ns, name)
-		return err
-	})
+	waitComposed(t, cp, ns, name)
 	job := &unstructured.Unstructured{}
 	job.SetAPIVersion("batch/v1")
 	job.SetKind("Job")
@@ -55,14 +45,6 @@ func testGang(t *testing.T, cp *harness.ControlPlane) {
 		if podGroupName != "" {
 			t.Errorf("the Job's pods name PodGroup %q on a cluster without the Workload API", podGroupName)
 		}
-		// A claim gets its composite's conditions a moment after Synced.
-		eventually(t, time.Minute, "the MiniCluster is Valid", func() error {
-			c, err := getClaim(t, cp, ns, name)
-			if err != nil {
-				return err
-			}
-			return wantCondition(c, "Valid", "True")
-		})
 		required(t, cp, ns)
 		return
 	}

@@ -229,8 +229,12 @@ func deleteAndWaitGone(t *testing.T, cp *harness.ControlPlane, ns, name string) 
 		var left []string
 		// What Crossplane composed carries the composite's label; the
 		// pods, the Job's.
+		composed := "jobs,services,configmaps,secrets,pods"
+		if cp.ServesWorkloadAPI() {
+			composed += ",podgroups.scheduling.k8s.io,workloads.scheduling.k8s.io"
+		}
 		for _, q := range [][]string{
-			{"jobs,services,configmaps,secrets,pods", "-l", "crossplane.io/composite"},
+			{composed, "-l", "crossplane.io/composite"},
 			{"pods", "-l", "job-name=" + name},
 		} {
 			out, err := kubectl(t, cp, append([]string{"get", q[0], "-n", ns, "-o", "name"}, q[1:]...)...)
