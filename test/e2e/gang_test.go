@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,6 +101,8 @@ func testGang(t *testing.T, cp *harness.ControlPlane) {
 		return nil
 	})
 
+	squattedGang(t, cp, ns)
+
 	if err := cp.Client.Delete(ctx(t), newClaim(ns, name)); err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +170,59 @@ func required(t *testing.T, cp *harness.ControlPlane, ns string) {
 		err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, &corev1.Service{})
 		if !kerrors.IsNotFound(err) {
 			return fmt.Errorf("Service %s: %v, want none", name, err)
+		}
+		return nil
+	})
+}
+
+// squattedGang: a tenant who may also write PodGroups (Kubernetes' edit
+// role grants them once the Workload API is on) makes one of the name its
+// next MiniCluster takes, with a gang of 1, so that its brokers would start
+// one by one. The MiniCluster is refused (NameTaken), and Crossplane
+// neither adopts nor changes the tenant's PodGroup.
+func squattedGang(t *testing.T, cp *harness.ControlPlane, ns string) {
+	t.Helper()
+	const name = "squatted"
+	tenant, err := cp.AsTenant(ctx(t), ns, "gang-tenant", harness.TenantRules, []rbacv1.PolicyRule{{
+		APIGroups: []string{"scheduling.k8s.io"}, Resources: []string{"podgroups", "workloads"},
+		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := gangObject("PodGroup")
+	pg.SetNamespace(ns)
+	pg.SetName(name)
+	_ = unstructured.SetNestedField(pg.Object, int64(1), "spec", "schedulingPolicy", "gang", "minCount")
+	if err := tenant.Create(ctx(t), pg); err != nil {
+		t.Fatal(err)
+	}
+	mc := exampleClaim(t, cp, helloWorld, ns, name)
+	if err := tenant.Create(ctx(t), mc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Client.Delete(context.Background(), newClaim(ns, name)) })
+	eventually(t, 2*time.Minute, "the tenant's MiniCluster is refused: Valid=False, NameTaken", func() error {
+		c, err := getClaim(t, cp, ns, name)
+		if err != nil {
+			return err
+		}
+		return wantConditionReason(c, "Valid", "False", admission.ReasonNameTaken)
+	})
+	consistently(t, 10*time.Second, "the tenant's PodGroup is unowned and unchanged, and no Job exists", func() error {
+		got := gangObject("PodGroup")
+		if err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
+			return err
+		}
+		if refs := got.GetOwnerReferences(); len(refs) > 0 {
+			return fmt.Errorf("the tenant's PodGroup has owners %v", refs)
+		}
+		if n, _, _ := unstructured.NestedInt64(got.Object, "spec", "schedulingPolicy", "gang", "minCount"); n != 1 {
+			return fmt.Errorf("the tenant's PodGroup has minCount %d, want its own 1", n)
+		}
+		err := cp.Client.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, &batchv1.Job{})
+		if !kerrors.IsNotFound(err) {
+			return fmt.Errorf("Job %s: %v, want none", name, err)
 		}
 		return nil
 	})
