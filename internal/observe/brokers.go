@@ -72,10 +72,17 @@ func brokersReport(p *plan.Plan, job *batchv1.Job, pods []corev1.Pod, events []c
 		indexes = append(indexes, idx)
 	}
 	sort.Ints(indexes)
+	causes := map[int]cause{}
+	for _, idx := range indexes {
+		if c, ok := indexCause(byIndex[idx]); ok {
+			causes[idx] = c
+		}
+	}
+	foldGangCauses(causes)
 	var groups []*causeGroup
 	seen := map[cause]*causeGroup{}
 	for _, idx := range indexes {
-		c, ok := indexCause(byIndex[idx])
+		c, ok := causes[idx]
 		if !ok {
 			continue
 		}
@@ -189,6 +196,41 @@ func indexCause(pods []*corev1.Pod) (cause, bool) {
 		}
 	}
 	return cause{}, false
+}
+
+// gangWaits is how kube-scheduler's GangScheduling plugin (1.37) says that
+// a pod of a gang is not placed because its gang cannot be: "minCount (4)
+// cannot be satisfied: 0 scheduled, 3 remaining". The pod itself may fit;
+// the cause is what another pod of the gang found.
+var gangWaits = regexp.MustCompile(`^minCount \(\d+\) cannot be satisfied`)
+
+// foldGangCauses gives the brokers that wait only for their gang the cause
+// a broker of the gang is unschedulable for, when one says it: a user reads
+// why the MiniCluster cannot start (a node selector, too little CPU), not
+// that its gang is short. Without such a broker, the gang's own message
+// stays.
+func foldGangCauses(causes map[int]cause) {
+	var why *cause
+	idxs := make([]int, 0, len(causes))
+	for idx := range causes {
+		idxs = append(idxs, idx)
+	}
+	sort.Ints(idxs)
+	for _, idx := range idxs {
+		c := causes[idx]
+		if c.reason == corev1.PodReasonUnschedulable && !gangWaits.MatchString(c.message) {
+			why = &c
+			break
+		}
+	}
+	if why == nil {
+		return
+	}
+	for idx, c := range causes {
+		if c.reason == corev1.PodReasonUnschedulable && gangWaits.MatchString(c.message) {
+			causes[idx] = *why
+		}
+	}
 }
 
 // waitingProgress are waiting reasons of a container on its way up.

@@ -74,6 +74,12 @@ func TestBrokersReport(t *testing.T) {
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
 		Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
 	}}}
+	// What kube-scheduler 1.37's GangScheduling plugin says of a broker
+	// that waits only for its gang.
+	gangShort := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+	}}}
 	quota := corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: "flux-sample.17a", Namespace: "tenant-a"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: "flux-sample", UID: jobUID},
@@ -151,6 +157,16 @@ func TestBrokersReport(t *testing.T) {
 			reason: "None scheduled: nothing is held, the scheduler's reason alone.",
 			pods:   []corev1.Pod{brokerPod("0", "a", 1, unschedulable), brokerPod("1", "b", 1, unschedulable)},
 			want:   report{reason: "Unschedulable", message: "0 of 4 brokers up; flux-sample-0, flux-sample-1: Unschedulable: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."},
+		},
+		"GangWaitsForOne": {
+			reason: "With gang scheduling the scheduler says why one broker does not fit and that the others wait for their gang: every waiting broker gets the cause.",
+			pods:   []corev1.Pod{brokerPod("0", "a", 1, unschedulable), brokerPod("1", "b", 1, gangShort)},
+			want:   report{reason: "Unschedulable", message: "0 of 4 brokers up; flux-sample-0, flux-sample-1: Unschedulable: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."},
+		},
+		"GangOnly": {
+			reason: "When no broker says why, the gang's own message stays.",
+			pods:   []corev1.Pod{brokerPod("0", "a", 1, gangShort), brokerPod("1", "b", 1, gangShort)},
+			want:   report{reason: "Unschedulable", message: "0 of 4 brokers up; flux-sample-0, flux-sample-1: Unschedulable: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"},
 		},
 		"InitError": {
 			reason: "The Flux view's init container failed: Init:Error with its exit code and termination message.",
