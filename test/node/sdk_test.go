@@ -152,8 +152,19 @@ func TestPythonSDK(t *testing.T) {
 	}
 
 	// FluxBrokerMiniCluster.execute: /bin/sh -c through the lead's socket,
-	// no container named.
-	res := mustKubectl(t, cp, "exec", "-n", ns, lead, "--", "/bin/sh", "-c", `. /mnt/flux/flux-view.sh && flux proxy $fluxsocket flux resource list`)
+	// no container named. A pod is Running once its container has started,
+	// which is before its broker has made the socket, so the SDK's own
+	// interactive example sleeps 5 s before its first execute; the test
+	// retries for as long instead.
+	var res string
+	eventually(t, 30*time.Second, "execute(flux resource list) through the lead's socket", func() error {
+		out, err := kubectl(t, cp, "exec", "-n", ns, lead, "--", "/bin/sh", "-c", `. /mnt/flux/flux-view.sh && flux proxy $fluxsocket flux resource list`)
+		if err != nil {
+			return err
+		}
+		res = out
+		return nil
+	})
 	t.Logf("execute(flux resource list):\n%s", res)
 	if !strings.Contains(res, name+"-[0-1]") {
 		t.Errorf("flux resource list: want both brokers %s-[0-1] in\n%s", name, res)
