@@ -50,10 +50,10 @@ lint: ## golangci-lint with .golangci.yml (gofmt, staticcheck, gosec, depguard's
 	go vet ./...
 
 .PHONY: test-unit
-test-unit: ## Unit, script, CLI and generated-file tests.
+test-unit: ## Unit, script, CLI and generated-file tests, and the test harness's own (no control plane).
 	@$(TOOLS) install shellcheck controller-gen czmq
 	MC_SHELLCHECK="$$($(TOOLS) path shellcheck)" MC_CONTROLLER_GEN="$$($(TOOLS) path controller-gen)" CURVE_CZMQ_TEST=1 \
-		go test $(GO_TEST_FLAGS) ./apis/... ./internal/... ./function/... ./cmd/... ./hack/... ./test/badclaims/... ./test/corpus/... ./test/node/fluxstandin/...
+		go test $(GO_TEST_FLAGS) ./apis/... ./internal/... ./function/... ./cmd/... ./hack/... ./test/badclaims/... ./test/corpus/... ./test/node/fluxstandin/... ./test/harness/...
 
 .PHONY: test-render
 test-render: build ## Render every example with the Crossplane CLI and compare with the goldens.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // TestCircuitBreakerLosesNoChange pins that a change of a MiniCluster is

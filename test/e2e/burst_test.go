@@ -28,7 +28,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/curve"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/internal/hostlist"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 var (

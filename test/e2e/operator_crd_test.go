@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // TestOperatorCRD pins what happens when the Flux Operator's CRD,

@@ -30,7 +30,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/function"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/test/corpus"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // Settings of TestPropertyValidMeansAccepted.

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // Issue 33, "one admission room that trusts nothing it observes": a tenant

@@ -19,7 +19,7 @@ import (
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // Contention: more MiniClusters than the node has room for, applied at

@@ -16,7 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // TestDevDownLeavesNothing runs `make dev-up` and `make dev-down`'s command

@@ -10,7 +10,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // wantColumns waits until `kubectl get minicluster` shows want (column name

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 const (

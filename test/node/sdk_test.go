@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // sdkBodyFile is the body the Flux Operator's Python SDK (PyPI fluxoperator

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // EnvNodeTimings turns on TestHelloWorldTimings (make e2e-node-timings):

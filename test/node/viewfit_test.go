@@ -12,8 +12,8 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/nodeimage"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness/nodeimage"
 )
 
 // foreignViewRef is a test double of a Flux view built for another OS: a

@@ -24,7 +24,7 @@ import (
 
 	"github.com/flux-framework/minicluster-crossplane/function"
 	"github.com/flux-framework/minicluster-crossplane/internal/driver"
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // Environment of TestBenchNodeWrites (make bench-node).

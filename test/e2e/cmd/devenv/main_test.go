@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/harness"
+	"github.com/flux-framework/minicluster-crossplane/test/harness"
 )
 
 // TestNodeHint runs the sed of the hint `make dev-up` prints on the example

@@ -68,7 +68,7 @@ func TestRootfsImageImport(t *testing.T) {
 
 	dir := t.TempDir()
 	app := Image{
-		Ref:        "localhost/minicluster-e2e/nodeimage-test:bookworm",
+		Ref:        "localhost/minicluster-e2e/rootfs-test:bookworm",
 		Base:       rootfs,
 		Files:      []File{{Path: "/etc/minicluster-e2e", Content: []byte("hello from nodeimage\n")}},
 		Entrypoint: []string{"/bin/bash"},

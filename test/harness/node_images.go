@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/nodeimage"
+	"github.com/flux-framework/minicluster-crossplane/test/harness/nodeimage"
 )
 
 // The images of the real node. No registry is reachable, so each is built

@@ -11,7 +11,7 @@ import (
 
 // pausePackage is the sandbox program, built by import path so that any
 // directory inside the module will do to build it from.
-const pausePackage = "github.com/flux-framework/minicluster-crossplane/test/e2e/nodeimage/pause"
+const pausePackage = "github.com/flux-framework/minicluster-crossplane/test/harness/nodeimage/pause"
 
 // PauseImage builds the pause program into buildDir and returns a scratch
 // image, ref, that runs it: the sandbox image containerd's CRI plugin runs

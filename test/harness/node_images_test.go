@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/flux-framework/minicluster-crossplane/test/e2e/nodeimage"
+	"github.com/flux-framework/minicluster-crossplane/test/harness/nodeimage"
 )
 
 // TestImagesFindFluxAtItsPrefix builds the node's images with a flux-core
