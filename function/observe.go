@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -44,12 +45,36 @@ func observedOf(xr map[string]any, own map[string]*unstructured.Unstructured) ob
 	if pod := (&corev1.Pod{}); convertObserved(own[render.KeyServicesPod], pod) {
 		o.ServicesPod = pod
 	}
-	if c := observedCondition(xr, string(v1alpha2.ConditionFinished)); c != nil {
-		reason, _ := c["reason"].(string)
-		msg, _ := c["message"].(string)
-		o.Finished = &observe.Condition{Type: v1alpha2.ConditionFinished, True: c["status"] == string(corev1.ConditionTrue), Reason: v1alpha2.ConditionReason(reason), Message: msg}
-	}
+	o.Finished = conditionOf(xr, v1alpha2.ConditionFinished)
+	o.Written = writtenOf(xr)
 	return o
+}
+
+// conditionOf is the composite's condition of type typ, nil when it has
+// none.
+func conditionOf(xr map[string]any, typ v1alpha2.ConditionType) *observe.Condition {
+	c := observedCondition(xr, string(typ))
+	if c == nil {
+		return nil
+	}
+	reason, _ := c["reason"].(string)
+	msg, _ := c["message"].(string)
+	return &observe.Condition{Type: typ, True: c["status"] == string(corev1.ConditionTrue), Reason: v1alpha2.ConditionReason(reason), Message: msg}
+}
+
+// writtenOf is what the composite's status said when it was last written,
+// nil when it does not convert (then every change is news).
+func writtenOf(xr map[string]any) *observe.Written {
+	w := &observe.Written{Brokers: conditionOf(xr, v1alpha2.ConditionBrokers)}
+	if st, ok := xr["status"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(st, &w.Status); err != nil {
+			return nil
+		}
+	}
+	if c := observedCondition(xr, string(xpv2.TypeReady)); c != nil {
+		w.Ready = ptr.To(c["status"] == string(corev1.ConditionTrue))
+	}
+	return w
 }
 
 // requeueJitter is how far Crossplane moves a response's TTL either way

@@ -14,6 +14,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 
+	"github.com/flux-framework/minicluster-crossplane/apis/minicluster/v1alpha2"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe"
 	"github.com/flux-framework/minicluster-crossplane/internal/observe/observetest"
 	"github.com/flux-framework/minicluster-crossplane/internal/plan"
@@ -112,6 +113,50 @@ func TestReadForStatus(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); d != "" {
 				t.Errorf("%s\nreadForStatus: -want +got:\n%s", tc.reason, d)
+			}
+		})
+	}
+}
+
+// TestWrittenOf: what the observed composite's status said is read back as
+// observe's Written, so that a report that differs only in what is not
+// news leaves the status as it was (observe/quiet.go).
+func TestWrittenOf(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		xr     map[string]any
+		want   *observe.Written
+	}{
+		"Running": {
+			reason: "The status, the Brokers condition and Crossplane's Ready condition as written.",
+			xr: map[string]any{"status": map[string]any{
+				"size": int64(4), "phase": "Running", "job": map[string]any{"ready": int64(4), "succeeded": int64(0), "failed": int64(0)},
+				"conditions": []any{
+					map[string]any{"type": "Brokers", "status": "True", "reason": "Up", "message": "all brokers up"},
+					map[string]any{"type": "Ready", "status": "True", "reason": "Available"},
+				},
+			}},
+			want: &observe.Written{
+				Status:  v1alpha2.MiniClusterStatus{Size: 4, Phase: v1alpha2.PhaseRunning, Job: v1alpha2.JobStatus{Ready: 4}},
+				Brokers: &observe.Condition{Type: v1alpha2.ConditionBrokers, True: true, Reason: v1alpha2.ReasonBrokersUp, Message: "all brokers up"},
+				Ready:   ptr.To(true),
+			},
+		},
+		"New": {
+			reason: "A composite with no status yet: nothing was written.",
+			xr:     map[string]any{},
+			want:   &observe.Written{},
+		},
+		"Unreadable": {
+			reason: "A status that does not convert says nothing, so every change is news.",
+			xr:     map[string]any{"status": map[string]any{"job": "four"}},
+			want:   nil,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, writtenOf(tc.xr)); d != "" {
+				t.Errorf("%s\nwrittenOf: -want +got:\n%s", tc.reason, d)
 			}
 		})
 	}

@@ -63,6 +63,9 @@ type Observed struct {
 	// when it has none: a finished cluster keeps its message, also once
 	// spec.cleanup removed the Job.
 	Finished *Condition
+	// Written is what the status said when it was last written, nil when
+	// it is not known: the status changes only for news (quiet.go).
+	Written *Written
 }
 
 // Condition is a condition of the MiniCluster.
@@ -116,8 +119,10 @@ type Reads struct {
 //     brokers have been starting for longer than StartGrace, or at once
 //     when one of its pods failed or it has fewer pods than it runs; and
 //     once it has finished until the Finished message is written (it is
-//     kept from then on). A MiniCluster that starts normally is not
-//     composed again for each change of each of its pods;
+//     kept from then on), but not while its instance shuts down (a broker
+//     ended with success, the Job not yet). A MiniCluster that starts and
+//     ends normally is not composed again for each change of each of its
+//     pods;
 //   - the namespace's Events only while the Job has fewer pods than it
 //     should (the job controller says why only in FailedCreate events,
 //     which carry no labels to select by);
@@ -136,6 +141,11 @@ func ReadsFor(p *plan.Plan, o Observed, now time.Time) Reads {
 	case v1alpha2.PhaseQueued:
 		return Reads{Queue: true}
 	case v1alpha2.PhaseRunning:
+		return Reads{}
+	}
+	if ending(o) {
+		// The status waits for the end (quiet.go); the pods, read then,
+		// would run the composition for each broker that leaves.
 		return Reads{}
 	}
 	missing := missingPods(job)
@@ -160,8 +170,19 @@ func startedAt(job *batchv1.Job) time.Time {
 
 // Observe reports p's MiniCluster from what was observed; composing are
 // the keys of the objects composed now (a cleaned-up cluster composes no
-// Job).
+// Job). Where the report differs from what was written only in what tells
+// a user nothing, what was written stays (quiet.go).
 func Observe(p *plan.Plan, o Observed, composing []string) Report {
+	live := reportNow(p, o, composing)
+	if held, ok := quiet(p, o, composing, live); ok {
+		return held
+	}
+	return live
+}
+
+// reportNow is what the MiniCluster says from what was observed, as it is
+// now.
+func reportNow(p *plan.Plan, o Observed, composing []string) Report {
 	var r Report
 	r.Status = status(p, o)
 	finished := r.Status.Phase == v1alpha2.PhaseSucceeded || r.Status.Phase == v1alpha2.PhaseFailed
