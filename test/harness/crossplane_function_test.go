@@ -136,39 +136,3 @@ func TestFunctionMTLS(t *testing.T) {
 		t.Error("a client without a certificate got an answer, want the function to refuse it")
 	}
 }
-
-func TestFreePortsAreDistinct(t *testing.T) {
-	ports, err := freePorts(20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[int]bool{}
-	for _, p := range ports {
-		if p <= 0 || seen[p] {
-			t.Fatalf("ports %v: %d is invalid or repeated", ports, p)
-		}
-		seen[p] = true
-	}
-}
-
-func TestDecodeObjects(t *testing.T) {
-	objs, err := DecodeObjects([]byte("# comment\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(objs) != 2 || objs[0].GetName() != "a" || objs[1].GetKind() != "Secret" {
-		t.Errorf("got %d objects: %v", len(objs), objs)
-	}
-}
-
-func TestRepoRootHasCompositions(t *testing.T) {
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"compositions/rbac.yaml", "compositions/definition.yaml", "compositions/composition.yaml", "examples/hello-world/claim.yaml"} {
-		if _, err := ReadObjects(filepath.Join(root, f)); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-}

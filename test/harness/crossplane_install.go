@@ -1,73 +1,18 @@
 package harness
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-// ReadObjects reads every object of a (multi-document) YAML file.
-func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeObjects(b)
-}
-
-// DecodeObjects decodes every object of (multi-document) YAML or JSON.
-func DecodeObjects(b []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs, nil
-			}
-			return nil, err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		objs = append(objs, u)
-	}
-}
-
-// Apply server-side applies objects (with ownership forced), as
-// `kubectl apply --server-side --force-conflicts` would.
-func (cp *ControlPlane) Apply(ctx context.Context, objs ...*unstructured.Unstructured) error {
-	for _, o := range objs {
-		if err := cp.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("cannot apply %s %s: %w", o.GetKind(), o.GetName(), err)
-		}
-	}
-	return nil
-}
-
-// ApplyFile applies every object of a YAML file (a path relative to the
-// repository root, or absolute).
-func (cp *ControlPlane) ApplyFile(ctx context.Context, path string) error {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(cp.opts.RepoRoot, path)
-	}
-	objs, err := ReadObjects(path)
-	if err != nil {
-		return err
-	}
-	return cp.Apply(ctx, objs...)
-}
 
 // Install applies the repository's compositions/ the way the README tells
 // a platform team to: RBAC, then the XRD, then the Composition, and waits
@@ -116,10 +61,45 @@ func (cp *ControlPlane) Install(ctx context.Context) error {
 	})
 }
 
+// compositionObjects reads the shape's Composition as Install applies it:
+// with the node's Flux view as the platform default when there is a node,
+// and with policy as the function input's policy when it is not nil.
+func (cp *ControlPlane) compositionObjects(path string, policy map[string]any) ([]*unstructured.Unstructured, error) {
+	objs, err := ReadObjects(filepath.Join(cp.opts.RepoRoot, path))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if cp.opts.Node != nil {
+			// As a platform team whose registry holds its own Flux view:
+			// the node's images come from no registry, so the view every
+			// MiniCluster gets by default is the node's.
+			if err := setPlatformDefault(o, "fluxViewImage", ViewImageRef); err != nil {
+				return nil, err
+			}
+		}
+		if policy != nil {
+			if err := setInput(o, "policy", policy); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return objs, nil
+}
+
 // setPlatformDefault sets one of the function input's platform defaults
 // in a Composition's pipeline.
 func setPlatformDefault(comp *unstructured.Unstructured, key, value string) error {
 	return setInputField(comp, value, "defaults", key)
+}
+
+// setInput sets a key of the function input in a Composition's pipeline.
+func setInput(comp *unstructured.Unstructured, key string, value map[string]any) error {
+	v, err := normalize(value)
+	if err != nil {
+		return err
+	}
+	return setInputField(comp, v, key)
 }
 
 // setInputField sets a field of the function input, at path below input,
@@ -139,6 +119,20 @@ func setInputField(comp *unstructured.Unstructured, value any, path ...string) e
 		}
 	}
 	return unstructured.SetNestedSlice(comp.Object, steps, "spec", "pipeline")
+}
+
+// normalize is v as the API server gives it back (JSON numbers, []any):
+// what a deep copy of an unstructured object and a comparison need.
+func normalize(v map[string]any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode the policy: %w", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // WaitXRD waits until an XRD is Established and, if it has a claim,
@@ -178,23 +172,4 @@ func (cp *ControlPlane) WaitXRD(ctx context.Context, name string, timeout time.D
 		}
 		return false, fmt.Errorf("CRD %s is not established", ClaimCRDName)
 	})
-}
-
-// Condition returns the status and message of a status condition of an
-// object ("" if it has none of that type).
-func Condition(u *unstructured.Unstructured, typ string) (status, message string) {
-	cs, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range cs {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != typ {
-			continue
-		}
-		s, _ := m["status"].(string)
-		msg, _ := m["message"].(string)
-		if r, _ := m["reason"].(string); r != "" && msg == "" {
-			msg = "reason " + r
-		}
-		return s, msg
-	}
-	return "", ""
 }

@@ -273,9 +273,3 @@ func (cp *ControlPlane) updateRevisionStatus(ctx context.Context, kind, name str
 		}
 	}
 }
-
-// pollUntil is waitFor without a control plane.
-func pollUntil(ctx context.Context, p *process, timeout time.Duration, what string, cond func(context.Context) (bool, error)) error {
-	cp := &ControlPlane{opts: Options{Logf: func(string, ...any) {}}}
-	return cp.waitFor(ctx, p, timeout, what, cond)
-}

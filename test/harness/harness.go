@@ -1,17 +1,3 @@
-// Package harness runs a real control plane for end-to-end tests: etcd,
-// kube-apiserver and kube-controller-manager, Crossplane core (out of
-// cluster, External package runtime) and the MiniCluster composition
-// function as local processes, all on 127.0.0.1 with free ports, in one
-// temporary directory. It installs the repository's RBAC, XRD and
-// Composition, so a test can create MiniCluster claims right away.
-//
-// Nothing is global: every ControlPlane has its own directory, ports,
-// certificates and processes, so a test may run several at once (e.g. the
-// lead and burst clusters of a bursting test).
-//
-// There is no kubelet and no scheduler: pods stay Pending. MarkPodsReady
-// plays the kubelet's part for a Job's pods so the real job controller
-// reports them ready.
 package harness
 
 import (
@@ -62,7 +48,7 @@ var (
 type ControlPlane struct {
 	// nodeTurn holds nodeLockFile while this control plane has a node.
 	nodeTurn *os.File
-	// kubeMinor is kube-apiserver's minor version (workloadapi.go).
+	// kubeMinor is kube-apiserver's minor version (controlplane_workloadapi.go).
 	kubeMinor int
 
 	// Dir holds everything the control plane writes; LogDir its logs.
@@ -266,3 +252,5 @@ func (cp *ControlPlane) logf(format string, args ...any) {
 
 // now is metav1.Now as RFC 3339, for status conditions.
 func now() string { return metav1.Now().UTC().Format(time.RFC3339) }
+
+func ptr[T any](v T) *T { return &v }

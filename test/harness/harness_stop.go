@@ -74,21 +74,3 @@ func (cp *ControlPlane) DumpLogs(w io.Writer, lines int) {
 		_, _ = fmt.Fprintf(w, "---- %s (last %d lines)\n%s\n", f, lines, tail(f, lines))
 	}
 }
-
-// Pids returns the process id of every running process, by name.
-func (cp *ControlPlane) Pids() map[string]int {
-	m := map[string]int{}
-	ps := []*process{cp.etcd, cp.apiserver, cp.kcm, cp.crossplane, cp.function}
-	if n := cp.node; n != nil {
-		ps = append(ps, n.containerd, n.coredns, n.scheduler, n.kubelet)
-	}
-	if k := cp.kueue; k != nil {
-		ps = append(ps, k.proc)
-	}
-	for _, p := range ps {
-		if p != nil && p.pid() != 0 && p.alive() == nil {
-			m[p.name] = p.pid()
-		}
-	}
-	return m
-}

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -140,55 +138,4 @@ func ReadAuditWrites(path string, from, to time.Time) ([]AuditWrite, error) {
 		out = append(out, w)
 	}
 	return out, sc.Err()
-}
-
-// EtcdWrites is kube-apiserver's etcd_requests_total for the operations
-// that write (create, update, delete) since it started, summed by
-// "operation group/resource" (e.g. "update flux-framework.org/miniclusters").
-// A request that changes nothing (an apply or update of identical content)
-// is answered without a write to etcd, so these count the writes that
-// changed something, where apiserver_request_total counts requests.
-func (cp *ControlPlane) EtcdWrites(ctx context.Context) (map[string]float64, error) {
-	m := map[string]float64{}
-	err := cp.scrapeAPIServer(ctx, func(name string, l map[string]string, v float64) {
-		if name != "etcd_requests_total" {
-			return
-		}
-		switch op := l["operation"]; op {
-		case "create", "update", "delete":
-			res := l["resource"]
-			if res == "" {
-				res = l["type"] // older label
-			}
-			m[op+" "+l["group"]+"/"+res] += v
-		}
-	})
-	return m, err
-}
-
-// scrapeAPIServer calls f with every sample of kube-apiserver's /metrics.
-func (cp *ControlPlane) scrapeAPIServer(ctx context.Context, f func(name string, labels map[string]string, v float64)) error {
-	body, err := cp.apiserverMetrics(ctx)
-	if err != nil {
-		return err
-	}
-	sc := bufio.NewScanner(strings.NewReader(body))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return fmt.Errorf("metric line %q: %w", line, err)
-		}
-		name, _, _ := strings.Cut(line[:i], "{")
-		f(name, labels(line[:i]), v)
-	}
-	return sc.Err()
 }

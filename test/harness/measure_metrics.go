@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,9 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// What the control plane's processes use, for load tests.
+// What the function and kube-apiserver count (their /metrics), for load
+// tests: requests and writes, where the audit log (measure_audit.go) says
+// who made them.
 
 // FunctionMetricsURL is the function's Prometheus endpoint
 // (--metrics-address).
@@ -67,76 +68,6 @@ func (cp *ControlPlane) RunFunctionCalls(ctx context.Context) (int64, error) {
 	return int64(n), nil
 }
 
-// Usage is what a process has used so far, from /proc.
-type Usage struct {
-	// CPU is user plus system CPU time (utime + stime of /proc/PID/stat).
-	CPU time.Duration
-	// RSS is the resident set size now (VmRSS), PeakRSS its high-water mark
-	// (VmHWM), in bytes.
-	RSS, PeakRSS int64
-}
-
-// clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every
-// Linux architecture Go supports (the kernel ABI fixes it, whatever
-// CONFIG_HZ is).
-const clockTicks = 100
-
-// ProcessUsage reads a process's CPU time and memory from /proc (Linux).
-func ProcessUsage(pid int) (Usage, error) {
-	var u Usage
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return u, err
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses, so
-	// count fields after the last ')'. utime and stime are fields 14 and
-	// 15, i.e. 12th and 13th after the comm.
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return u, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return u, fmt.Errorf("/proc/%d/stat: only %d fields", pid, len(f))
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return u, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
-	}
-	u.CPU = time.Duration(utime+stime) * time.Second / clockTicks
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return u, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		var dst *int64
-		switch k {
-		case "VmRSS":
-			dst = &u.RSS
-		case "VmHWM":
-			dst = &u.PeakRSS
-		default:
-			continue
-		}
-		fs := strings.Fields(v) // "12345 kB"
-		if len(fs) != 2 || fs[1] != "kB" {
-			return u, fmt.Errorf("/proc/%d/status: %s: unexpected value %q", pid, k, v)
-		}
-		n, err := strconv.ParseInt(fs[0], 10, 64)
-		if err != nil {
-			return u, fmt.Errorf("/proc/%d/status: %s: %w", pid, k, err)
-		}
-		*dst = n * 1024
-	}
-	return u, nil
-}
-
 // APIServerRequests is kube-apiserver's apiserver_request_total since it
 // started, summed by "VERB group/resource[/subresource]" (group "" for the
 // core API), e.g. "PUT flux-framework.org/miniclusters/status". A dry run
@@ -158,6 +89,57 @@ func (cp *ControlPlane) APIServerRequests(ctx context.Context) (map[string]float
 		m[key] += v
 	})
 	return m, err
+}
+
+// EtcdWrites is kube-apiserver's etcd_requests_total for the operations
+// that write (create, update, delete) since it started, summed by
+// "operation group/resource" (e.g. "update flux-framework.org/miniclusters").
+// A request that changes nothing (an apply or update of identical content)
+// is answered without a write to etcd, so these count the writes that
+// changed something, where apiserver_request_total counts requests.
+func (cp *ControlPlane) EtcdWrites(ctx context.Context) (map[string]float64, error) {
+	m := map[string]float64{}
+	err := cp.scrapeAPIServer(ctx, func(name string, l map[string]string, v float64) {
+		if name != "etcd_requests_total" {
+			return
+		}
+		switch op := l["operation"]; op {
+		case "create", "update", "delete":
+			res := l["resource"]
+			if res == "" {
+				res = l["type"] // older label
+			}
+			m[op+" "+l["group"]+"/"+res] += v
+		}
+	})
+	return m, err
+}
+
+// scrapeAPIServer calls f with every sample of kube-apiserver's /metrics.
+func (cp *ControlPlane) scrapeAPIServer(ctx context.Context, f func(name string, labels map[string]string, v float64)) error {
+	body, err := cp.apiserverMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return fmt.Errorf("metric line %q: %w", line, err)
+		}
+		name, _, _ := strings.Cut(line[:i], "{")
+		f(name, labels(line[:i]), v)
+	}
+	return sc.Err()
 }
 
 // apiserverMetrics is the text of kube-apiserver's /metrics.

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -272,35 +271,6 @@ func (n *Node) stop() []string {
 	return errs
 }
 
-// nodeLockFile serialises real nodes: the node takes fixed host resources
-// (its bridge, /var/lib/kubelet, /run/containerd), so a second run waits
-// for the first to put the host back instead of failing.
-const nodeLockFile = "/run/minicluster-e2e-node.lock"
-
-// waitForTurn takes nodeLockFile, waiting while another run holds it; the
-// kernel releases it when the holder exits, however it exits.
-func waitForTurn(ctx context.Context, logf func(string, ...any)) (*os.File, error) {
-	f, err := os.OpenFile(nodeLockFile, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-		return f, nil
-	}
-	logf("waiting for the real node of another run on this machine to stop (%s)", nodeLockFile)
-	for {
-		select {
-		case <-ctx.Done():
-			_ = f.Close()
-			return nil, ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			return f, nil
-		}
-	}
-}
-
 // drain deletes every pod and waits until the kubelet has removed them.
 func (n *Node) drain() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -327,23 +297,5 @@ func (n *Node) drain() error {
 			return fmt.Errorf("draining the node: pods still there after 90s: %s", strings.Join(left, " "))
 		case <-time.After(500 * time.Millisecond):
 		}
-	}
-}
-
-// httpsHealthy polls a component's self-signed /healthz on 127.0.0.1.
-func httpsHealthy(port int) func(context.Context) (bool, error) {
-	return healthz(insecureHealthClient(), "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
-}
-
-// healthz polls url until it answers 200.
-func healthz(hc *http.Client, url string) func(context.Context) (bool, error) {
-	return func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		rsp, err := hc.Do(req)
-		if err != nil {
-			return false, err
-		}
-		_ = rsp.Body.Close()
-		return rsp.StatusCode == http.StatusOK, errors.New(rsp.Status)
 	}
 }

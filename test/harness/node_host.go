@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // hostState is what the real node changes on the host, recorded so that
@@ -173,4 +175,33 @@ func (h *hostState) save() error {
 		return err
 	}
 	return os.WriteFile(hostStateFile, b, 0o600)
+}
+
+// nodeLockFile serialises real nodes: the node takes fixed host resources
+// (its bridge, /var/lib/kubelet, /run/containerd), so a second run waits
+// for the first to put the host back instead of failing.
+const nodeLockFile = "/run/minicluster-e2e-node.lock"
+
+// waitForTurn takes nodeLockFile, waiting while another run holds it; the
+// kernel releases it when the holder exits, however it exits.
+func waitForTurn(ctx context.Context, logf func(string, ...any)) (*os.File, error) {
+	f, err := os.OpenFile(nodeLockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		return f, nil
+	}
+	logf("waiting for the real node of another run on this machine to stop (%s)", nodeLockFile)
+	for {
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			return f, nil
+		}
+	}
 }

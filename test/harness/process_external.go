@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -80,3 +81,26 @@ func BuildBinary(ctx context.Context, repoRoot, pkg, dir, name string) (string, 
 // FreePorts reserves n distinct free TCP ports on 127.0.0.1, for processes
 // a test starts itself.
 func FreePorts(n int) ([]int, error) { return freePorts(n) }
+
+// freePorts reserves n distinct free TCP ports on 127.0.0.1. The listeners
+// are held until all ports are chosen, so the ports are distinct; another
+// process could still take one before its user binds it, which is rare
+// enough on a test machine.
+func freePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("cannot find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -10,6 +10,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// SetPolicy applies the Composition again with policy as its function
+// input's policy (nil: the shipped one) and Install's defaults, as a
+// platform team changes its policy, and waits until Crossplane has a
+// CompositionRevision of it with a valid pipeline: composites on the
+// Automatic update policy (the default) move to it on their next
+// reconcile. It returns that revision's name (SetPolicyAndDefaults).
+func (cp *ControlPlane) SetPolicy(ctx context.Context, policy map[string]any) (string, error) {
+	return cp.SetPolicyAndDefaults(ctx, policy, nil)
+}
+
 // SetPolicyAndDefaults is SetPolicy with platform defaults too: the
 // Composition is applied again with policy as its function input's policy
 // (nil: the shipped one) and each key of defaults set in the input's
@@ -118,4 +128,15 @@ func inputField(comp *unstructured.Unstructured, key string) any {
 		}
 	}
 	return v
+}
+
+// normalizeAny is normalize for what a Composition holds; an empty policy
+// ({} in the shipped Composition, which the API server may store as no
+// policy at all) is none.
+func normalizeAny(v any) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		return nil, nil
+	}
+	return normalize(m)
 }

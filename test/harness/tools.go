@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,29 +158,6 @@ func BuildFunction(ctx context.Context, repoRoot, dir string) (string, error) {
 		return "", fmt.Errorf("go build ./cmd/function: %w\n%s", err, b)
 	}
 	return out, nil
-}
-
-// freePorts reserves n distinct free TCP ports on 127.0.0.1. The listeners
-// are held until all ports are chosen, so the ports are distinct; another
-// process could still take one before its user binds it, which is rare
-// enough on a test machine.
-func freePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("cannot find a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // NodeTools are the binaries of the real node.
