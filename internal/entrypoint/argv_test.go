@@ -5,6 +5,7 @@ package entrypoint
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/flux-framework/minicluster-crossplane/internal/shell"
 )
@@ -69,12 +70,39 @@ func encode() []string {
 	return []string{"R", "encode", "--hosts=flux-sample-[0-3]", "--local"}
 }
 
-// start is `flux start [pre...] --config-path=<cfg> <options> [initial program...]`.
+// start is `flux start [pre...] --config-path=<cfg> <options> [initial program...]`,
+// initial's leading -S words being more options. An initial program Flux
+// runs (not rc2_none) is the lead's job, which starts with the capture of
+// its output.
 func start(mp string, o bo, pre []string, initial ...string) []string {
+	return startCaptured(mp, o, !o.rc2none, pre, initial...)
+}
+
+// uncaptured is start where the runner could not capture the job's output
+// (no fifos, tee or tail): the job's words follow the options at once.
+func uncaptured(mp string, o bo, pre []string, initial ...string) []string {
+	return startCaptured(mp, o, false, pre, initial...)
+}
+
+func startCaptured(mp string, o bo, captured bool, pre []string, initial ...string) []string {
 	a := append([]string{"start"}, pre...)
 	a = append(a, "--config-path="+mp+"/config/etc/flux/config")
 	a = append(a, o.args(mp)...)
-	return append(a, initial...)
+	n := 0
+	for n < len(initial) && strings.HasPrefix(initial[n], "-S") {
+		n++
+	}
+	a = append(a, initial[:n]...)
+	if captured && n < len(initial) {
+		a = append(a, capture(mp)...)
+	}
+	return append(a, initial[n:]...)
+}
+
+// capture is the start of a captured job: bash sends the rest of the
+// initial program's stdout and stderr to the fifos of <mp>/job-output.
+func capture(mp string) []string {
+	return []string{"/bin/bash", "-c", `exec "${@:3}" > "$1" 2> "$2"`, "job-output", mp + "/job-output/out", mp + "/job-output/err"}
 }
 
 // broker is the interactive lead: `flux broker --config-path=<cfg> <options>`.

@@ -248,6 +248,11 @@ func lead(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer,
 	}
 	s.hook("commands.brokerPre", c.Commands.BrokerPre, quiet)
 	start := `runBroker "${timed[@]}" flux start "${wrap[@]}" --config-path="${cfg}" "${brokerOptions[@]}" "${prefix[@]}" "${timedJob[@]}"`
+	if m != modeInteractive && !mc.Spec.Interactive {
+		// Quiet batch mode keeps flux batch's output out of the log, not
+		// out of the last words.
+		captureJob(s, quiet && m == modeBatch)
+	}
 	switch m {
 	case modeInteractive:
 		s.say(quiet, "Running in interactive mode: the cluster stays up until flux shutdown.")
@@ -276,6 +281,8 @@ func lead(s *script, mc *v1alpha2.MiniCluster, c *v1alpha2.MiniClusterContainer,
 	}
 	s.line("# The instance has run: from here on every ending is final (see ending).")
 	s.line(`job="${rc}"`)
+	s.line("# The job's output reaches the log before anything the runner prints next.")
+	s.line("flushJob")
 	exitIfStopped(s)
 	s.line("# The Job fails the MiniCluster on exactly this exit code.")
 	s.line(`if [ "${rc}" -ne 0 ]; then rc=%d; fi`, JobFailedExitCode)

@@ -74,7 +74,12 @@ type sandbox struct {
 // running FAKE_FLUX_CHECK (a script that sees their argv; its failure is
 // theirs). With FAKE_FLUX_INITIAL set, flux start runs its initial program
 // (the words after its options) and flux batch runs its script, so what a
-// job would run inside the instance reaches the fake too.
+// job would run inside the instance reaches the fake too; with
+// FAKE_BROKER_LOG set too, flux start logs to stderr around its initial
+// program as a broker does. With FAKE_FLUX_WATCH set, flux submit --watch
+// runs that shell code as the job it watches, printing what it prints.
+// Each flux start or broker writes the time it ended (date +%s%N) to
+// broker-ended.
 const fakeFlux = `#!/bin/bash
 # The runner's view check (viewfit_test.go tests it with fakes of its own).
 if [ "$*" = version ]; then exit 0; fi
@@ -92,14 +97,25 @@ R)
   echo '{"version": 1, "execution": {"R_lite": [], "nodelist": ["fake"]}}' ;;
 batch)
   if [ -n "${FAKE_FLUX_INITIAL:-}" ]; then bash "${@: -1}"; exit; fi ;;
+submit)
+  for a in "$@"; do
+    if [ "${a}" = --watch ] && [ -n "${FAKE_FLUX_WATCH:-}" ]; then bash -c "${FAKE_FLUX_WATCH}"; exit; fi
+  done ;;
 start|broker)
+  trap 'date +%s%N > "${log}/broker-ended"' EXIT
   if [ -n "${FAKE_FLUX_CHECK:-}" ]; then bash "${FAKE_FLUX_CHECK}" "$@" || exit; fi
   if [ "$1" = start ] && [ -n "${FAKE_FLUX_INITIAL:-}" ]; then
     shift
     while [ "$#" -gt 0 ]; do
       case "$1" in -S*|-o*|--config-path=*|--wrap=*) shift ;; *) break ;; esac
     done
-    if [ "$#" -gt 0 ]; then "$@"; exit; fi
+    if [ "$#" -gt 0 ]; then
+      if [ -n "${FAKE_BROKER_LOG:-}" ]; then echo "00:40:03.991403 broker.info[0]: quorum reached" >&2; fi
+      rc=0
+      "$@" || rc=$?
+      if [ -n "${FAKE_BROKER_LOG:-}" ]; then echo "00:40:04.120001 broker.info[0]: shutdown complete" >&2; fi
+      exit "${rc}"
+    fi
   fi
   k=0
   while [ -e "${log}/start-${k}" ]; do k=$((k+1)); done

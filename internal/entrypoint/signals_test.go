@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,13 +22,24 @@ import (
 // flux-core's do: on SIGTERM a follower leaves the instance and
 // exits 0; the lead aborts its initial program (SIGHUP) and exits with its
 // status, 129 (FAKE_LEAD_RC in this fake). It records each signal it got.
+// The lead's flux start first runs its initial program, whose flux submit
+// prints a line on stdout and one on stderr: the job's output before the
+// stop.
 const stoppableFlux = `#!/bin/bash
 log="${FAKE_FLUX_LOG:?}"
 case "${1:-}" in
 R) echo '{"version": 1, "execution": {"R_lite": [], "nodelist": ["fake"]}}' ;;
+submit) echo "JOB-OUT before the stop"; echo "JOB-ERR before the stop" >&2 ;;
 start|broker)
   rc=0
   if [ "${FAKE_HOSTNAME}" = flux-sample-0 ]; then rc="${FAKE_LEAD_RC:-129}"; fi
+  if [ "$1" = start ] && [ "${FAKE_HOSTNAME}" = flux-sample-0 ]; then
+    shift
+    while [ "$#" -gt 0 ]; do
+      case "$1" in -S*|-o*|--config-path=*|--wrap=*) shift ;; *) break ;; esac
+    done
+    "$@" || true
+  fi
   trap "echo TERM >> '${log}/signals'; echo 'broker: leaving the instance'; kill \$! 2> /dev/null; exit ${rc}" TERM
   echo "broker $$ running"
   : > "${log}/running"
@@ -181,8 +193,22 @@ func TestRunnerStops(t *testing.T) {
 			if diff := cmp.Diff(tc.message, first); diff != "" {
 				t.Errorf("%s\ntermination message: -want, +got:\n%s", tc.reason, diff)
 			}
-			if tc.message != "" && !strings.Contains(words, "broker: leaving the instance") {
-				t.Errorf("%s\nthe termination message must carry the broker's last words:\n%s", tc.reason, msg)
+			if tc.message == "" {
+				return
+			}
+			// The job's two lines come through two tees, in either order.
+			lines := strings.Split(strings.TrimSuffix(words, "\n"), "\n")
+			slices.Sort(lines)
+			want := []string{"JOB-ERR before the stop", "JOB-OUT before the stop"}
+			if mc.Spec.Logging.Timed {
+				// time's line on the job is the job's output too.
+				lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "FLUXTIME fluxsubmit ") })
+			}
+			if diff := cmp.Diff(want, lines); diff != "" {
+				t.Errorf("%s\nthe last words must be the job's output, not the runner's or the broker's (leaving the instance): -want, +got:\n%s\n%s", tc.reason, diff, msg)
+			}
+			if !strings.Contains(out.String(), "broker: leaving the instance") || !strings.Contains(out.String(), "JOB-OUT before the stop") {
+				t.Errorf("%s\nthe log must carry the broker's and the job's output:\n%s", tc.reason, out.String())
 			}
 		})
 	}
