@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
 	xpv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
@@ -110,7 +111,7 @@ func serve(c *extv1.CustomResourceDefinition, version string) (*crd, error) {
 		kind:       c.Spec.Names.Kind,
 		structural: s,
 		validator:  validator,
-		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
+		cel:        sync.OnceValue(func() *cel.Validator { return cel.NewValidator(s, true, celconfig.PerCallLimit) }),
 	}
 	if sr := v.Subresources; sr != nil {
 		out.hasStatus = sr.Status != nil

@@ -38,7 +38,7 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]any) field.ErrorLi
 	if blocked(errs) {
 		return append(errs, field.Invalid(nil, nil, blockedMessage))
 	}
-	celErrs, _ := c.cel.Validate(ctx, nil, c.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+	celErrs, _ := c.cel().Validate(ctx, nil, c.structural, obj, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, sorted(celErrs)...)
 }
 

@@ -62,8 +62,13 @@ func TestStrictPostFailingOnLeadEnds(t *testing.T) {
 	if want := "flux job on flux-sample-0 exited with 0; commands.post then failed with 1 (logging.strict)"; first != want {
 		t.Errorf("the lead's termination message starts %q, want %q\n%s", first, want, msg)
 	}
-	if !strings.Contains(words, "copying results") || !strings.Contains(words, "/results/out.txt") {
-		t.Errorf("the lead's termination message must end with its last words (the hook's output and error):\n%s", msg)
+	// The last words are the job's own output (hello world); the hook's
+	// output and error are in the lead's log, one kubectl logs away.
+	if !strings.Contains(words, "hello world") || strings.Contains(words, "copying results") {
+		t.Errorf("the lead's termination message must end with the job's own output, not the hook's:\n%s", msg)
+	}
+	if logs := mustKubectl(t, cp, "logs", "-n", ns, "-l", leadSelector, "--tail=-1"); !strings.Contains(logs, "copying results") || !strings.Contains(logs, "/results/out.txt") {
+		t.Errorf("the lead's log must carry the hook's output and error:\n%s", logs)
 	}
 	if pods := mustKubectl(t, cp, "get", "pods", "-n", ns, "-l", leadSelector, "-o", "name"); strings.Count(strings.TrimSpace(pods), "\n") != 0 {
 		t.Errorf("the lead was replaced: %s", pods)
