@@ -353,11 +353,20 @@ func eventTime(ev *corev1.Event) time.Time {
 	return ev.CreationTimestamp.Time
 }
 
-// lastWords is the lead's termination message: what the runner wrote on
-// the way out (the job's own exit code and its last lines), from the
-// newest lead pod that has one, and the runner's exit code.
-func lastWords(pods []corev1.Pod) (string, int32) {
+// leadWords is what the lead's runner said on the way out: its termination
+// message (the job's exit code and the job's own last lines), its exit
+// code, and where the whole log is.
+type leadWords struct {
+	words                  string
+	code                   int32
+	namespace, pod, runner string
+}
+
+// lastWords is the lead's termination message from the newest lead pod
+// that has one, and the runner's exit code.
+func lastWords(pods []corev1.Pod) leadWords {
 	var best *corev1.ContainerStateTerminated
+	var lw leadWords
 	for i := range pods {
 		if pods[i].Labels[plan.LabelCompletionIndex] != "0" {
 			continue
@@ -369,22 +378,24 @@ func lastWords(pods []corev1.Pod) (string, int32) {
 			}
 			if best == nil || t.FinishedAt.After(best.FinishedAt.Time) {
 				best = t
+				lw = leadWords{namespace: pods[i].Namespace, pod: pods[i].Name, runner: st.Name}
 			}
 		}
 	}
 	if best == nil {
-		return "", 0
+		return leadWords{}
 	}
-	return oneLine(best.Message, maxLastWordsSize), best.ExitCode
+	lw.words, lw.code = oneLine(best.Message, maxLastWordsSize), best.ExitCode
+	return lw
 }
 
 // finishedMessage is the Finished message of a finished job, with the
-// lead's last words after the claim's terms and before the Job's own
-// reason and message. code is the runner's exit code: some say the
-// cluster ended for a reason other than the job.
-func finishedMessage(job *batchv1.Job, words string, code int32) string {
+// lead's last words after the claim's terms, then where the whole log is,
+// before the Job's own reason and message. The runner's exit code says
+// whether the cluster ended for a reason other than the job.
+func finishedMessage(job *batchv1.Job, lw leadWords) string {
 	msg, detail := failedMessage(job), ""
-	if code == entrypoint.ViewDoesNotFitExitCode {
+	if lw.code == entrypoint.ViewDoesNotFitExitCode {
 		msg = "the Flux view cannot run in the application image" + strings.TrimPrefix(msg, "the job on the lead broker failed")
 	}
 	c := endCondition(job, batchv1.JobFailed, batchv1.JobFailureTarget)
@@ -395,7 +406,11 @@ func finishedMessage(job *batchv1.Job, words string, code int32) string {
 	if c != nil {
 		detail = jobDetail(c)
 	}
-	return strings.TrimSuffix(msg, detail) + ": " + words + detail
+	where := ""
+	if lw.pod != "" {
+		where = fmt.Sprintf("; the whole log: kubectl logs -n %s %s -c %s", lw.namespace, lw.pod, lw.runner)
+	}
+	return strings.TrimSuffix(msg, detail) + ": " + lw.words + where + detail
 }
 
 // oneLine joins a multi-line message into one line for a condition,

@@ -247,31 +247,30 @@ func TestFinishedMessageCarriesLastWords(t *testing.T) {
 			reason: "The user's exit code and the lead's last lines, between the claim's terms and the Job's reason.",
 			job:    observetest.Job(0, [3]string{"FailureTarget", "PodFailurePolicy", observetest.FailJobMessage}),
 			pods:   []corev1.Pod{lead("a", 1, "flux job on flux-sample-0 exited with 3\nno such file: data.csv\n"), brokerPod("1", "b", 1, failedWith(false, 1, "follower"))},
-			want:   "the job on the lead broker failed: flux job on flux-sample-0 exited with 3 | no such file: data.csv (PodFailurePolicy: " + observetest.FailJobMessage + ")",
+			want:   "the job on the lead broker failed: flux job on flux-sample-0 exited with 3 | no such file: data.csv; the whole log: kubectl logs -n tenant-a flux-sample-0-a -c flux-sample (PodFailurePolicy: " + observetest.FailJobMessage + ")",
 		},
 		"NewestLead": {
 			reason: "A lead that was replaced: the newest one's words.",
 			job:    observetest.Job(0, [3]string{"Failed", "PodFailurePolicy", observetest.FailJobMessage}),
 			pods:   []corev1.Pod{lead("b", 30, "second"), lead("a", 10, "first")},
-			want:   "the job on the lead broker failed: second (PodFailurePolicy: " + observetest.FailJobMessage + ")",
+			want:   "the job on the lead broker failed: second; the whole log: kubectl logs -n tenant-a flux-sample-0-b -c flux-sample (PodFailurePolicy: " + observetest.FailJobMessage + ")",
 		},
 		"ViewDoesNotFit": {
 			reason: "A runner that ended because the view cannot run in its image: the message says so, not that the job failed.",
 			job:    observetest.Job(0, [3]string{"FailureTarget", "PodFailurePolicy", observetest.FailJobMessage}),
 			pods:   []corev1.Pod{leadExit("a", 1, entrypoint.ViewDoesNotFitExitCode, "the Flux view v does not run in the application image a")},
-			want:   "the Flux view cannot run in the application image: the Flux view v does not run in the application image a (PodFailurePolicy: " + observetest.FailJobMessage + ")",
+			want:   "the Flux view cannot run in the application image: the Flux view v does not run in the application image a; the whole log: kubectl logs -n tenant-a flux-sample-0-a -c flux-sample (PodFailurePolicy: " + observetest.FailJobMessage + ")",
 		},
 		"Succeeded": {
 			reason: "A lead that says something on success.",
 			job:    observetest.Job(0, [3]string{"SuccessCriteriaMet", "SuccessPolicy", "Matched rules at index 0"}),
 			pods:   []corev1.Pod{lead("a", 1, "done")},
-			want:   "the job on the lead broker succeeded: done (SuccessPolicy: Matched rules at index 0)",
+			want:   "the job on the lead broker succeeded: done; the whole log: kubectl logs -n tenant-a flux-sample-0-a -c flux-sample (SuccessPolicy: Matched rules at index 0)",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w, code := lastWords(tc.pods)
-			if got := finishedMessage(tc.job, w, code); got != tc.want {
+			if got := finishedMessage(tc.job, lastWords(tc.pods)); got != tc.want {
 				t.Errorf("%s\nfinishedMessage: -want +got:\n%s", tc.reason, cmp.Diff(tc.want, got))
 			}
 		})

@@ -78,8 +78,8 @@ func finishedCondition(o Observed, phase string) Condition {
 	msg := keptFinished(o.Finished, phase)
 	if msg == "" && o.Job != nil {
 		msg = jobEndMessage(o.Job)
-		if words, code := lastWords(o.Pods); words != "" && msg != "" {
-			msg = finishedMessage(o.Job, words, code)
+		if lw := lastWords(o.Pods); lw.words != "" && msg != "" {
+			msg = finishedMessage(o.Job, lw)
 		}
 	}
 	if msg == "" {
