@@ -130,12 +130,12 @@ LOAD_TIMEOUT ?= 30m
 .PHONY: dev-up
 dev-up: ## Start the e2e control plane (etcd, kube-apiserver, Crossplane, the function; the v2 shape, SHAPE=claims for claims) and, as root, a real node and Kueue in the background; prints export KUBECONFIG=...
 	@$(TOOLS) install kubernetes etcd crossplane-core node coredns kueue
-	@go build -o $(BIN)/devenv ./test/e2e/cmd/devenv
+	@go build -o $(BIN)/devenv ./hack/devenv
 	@$(BIN)/devenv up --shape $(SHAPE)
 
 .PHONY: dev-down
 dev-down: ## Stop the control plane dev-up started and put the host back (after five minutes it kills it and cleans up after its node).
-	@go build -o $(BIN)/devenv ./test/e2e/cmd/devenv
+	@go build -o $(BIN)/devenv ./hack/devenv
 	@$(BIN)/devenv down
 
 .PHONY: golden

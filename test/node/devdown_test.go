@@ -20,7 +20,7 @@ import (
 )
 
 // TestDevDownLeavesNothing runs `make dev-up` and `make dev-down`'s command
-// (test/e2e/cmd/devenv) on the real node the way a user does, and wants the
+// (hack/devenv) on the real node the way a user does, and wants the
 // host as it was after each `down`:
 //   - Stopped: pods with a hostPath of / have run (one still runs, one has
 //     ended); down stops the control plane, exits 0 and leaves no shim, no
@@ -49,7 +49,7 @@ func TestDevDownLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	devenv := filepath.Join(t.TempDir(), "devenv")
-	build := exec.CommandContext(ctx, "go", "build", "-o", devenv, "./test/e2e/cmd/devenv")
+	build := exec.CommandContext(ctx, "go", "build", "-o", devenv, "./hack/devenv")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build devenv: %v\n%s", err, out)
