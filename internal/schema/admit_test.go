@@ -12,6 +12,7 @@ import (
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 
 	"github.com/flux-framework/minicluster-crossplane/compositions"
+	"github.com/flux-framework/minicluster-crossplane/internal/schema/derive"
 )
 
 // TestCRDsAdmitted: the API server admits the claim and composite CRDs
@@ -52,7 +53,7 @@ func TestCRDsAdmitted(t *testing.T) {
 				}
 				def = bytes.Replace(def, []byte(tc.from), []byte(tc.to), 1)
 			}
-			_, _, defs, err := derive(def)
+			defs, err := derive.CRDs(def)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,11 +1,11 @@
 package schema
 
 import (
+	"bytes"
+	_ "embed" // for go:embed
 	"fmt"
 	"sync"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
-	xpv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -16,54 +16,52 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// derive returns the group/version an XRD serves, its referenceable
-// version, and the claim and composite CRDs Crossplane derives from it.
-func derive(definition []byte) (string, string, []*extv1.CustomResourceDefinition, error) {
-	var tm struct {
-		APIVersion string `json:"apiVersion"`
+// Files of the CRDs Crossplane derives from each shape's XRD, written by
+// make generate (hack/xrdgen -crds, with internal/schema/derive) and held to
+// the XRDs by TestCRDsAreDerived. Deriving them here would link xcrd, and
+// with it every Kubernetes API group, into the function.
+var (
+	//go:embed crds/claims.yaml
+	claimsCRDs []byte
+	//go:embed crds/v2.yaml
+	v2CRDs []byte
+)
+
+// parse reads a file of CRDs (YAML documents) and returns the group/version
+// they serve, the version, and the CRDs in file order (claim first).
+func parse(file []byte) (string, string, []*extv1.CustomResourceDefinition, error) {
+	var defs []*extv1.CustomResourceDefinition
+	for _, doc := range bytes.Split(file, []byte("\n---\n")) {
+		if len(bytes.TrimSpace(doc)) == 0 || !bytes.Contains(doc, []byte("\nspec:")) {
+			continue // the header's comments
+		}
+		d := &extv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(doc, d); err != nil {
+			return "", "", nil, fmt.Errorf("cannot parse a CRD: %w", err)
+		}
+		defs = append(defs, d)
 	}
-	if err := yaml.Unmarshal(definition, &tm); err != nil {
-		return "", "", nil, fmt.Errorf("cannot parse the XRD: %w", err)
+	if len(defs) == 0 {
+		return "", "", nil, fmt.Errorf("no CRDs")
 	}
-	// Crossplane serves v2 XRDs through the same (v1) type; they differ in
-	// what scope means when it is not set.
-	xrd := &xpv1.CompositeResourceDefinition{}
-	if err := yaml.UnmarshalStrict(definition, xrd); err != nil {
-		return "", "", nil, fmt.Errorf("cannot parse the XRD: %w", err)
-	}
-	if tm.APIVersion == "apiextensions.crossplane.io/v2" && xrd.Spec.Scope == nil {
-		ns := xpv1.CompositeResourceScopeNamespaced
-		xrd.Spec.Scope = &ns
-	}
+	// Crossplane stores the XRD's referenceable version, and serves it.
+	xr := defs[len(defs)-1]
 	var version string
-	for _, v := range xrd.Spec.Versions {
-		if v.Referenceable {
+	for _, v := range xr.Spec.Versions {
+		if v.Storage {
 			version = v.Name
 		}
 	}
 	if version == "" {
-		return "", "", nil, fmt.Errorf("the XRD has no referenceable version")
+		return "", "", nil, fmt.Errorf("the %s CRD has no storage version", xr.Name)
 	}
-	var defs []*extv1.CustomResourceDefinition
-	if xrd.Spec.ClaimNames != nil {
-		claim, err := xcrd.ForCompositeResourceClaim(xrd)
-		if err != nil {
-			return "", "", nil, fmt.Errorf("cannot derive the claim CRD: %w", err)
-		}
-		defs = append(defs, claim)
-	}
-	xr, err := xcrd.ForCompositeResource(xrd)
-	if err != nil {
-		return "", "", nil, fmt.Errorf("cannot derive the composite resource CRD: %w", err)
-	}
-	defs = append(defs, xr)
-	return xrd.Spec.Group + "/" + version, version, defs, nil
+	return xr.Spec.Group + "/" + version, version, defs, nil
 }
 
-// build derives the claim and composite CRDs from an XRD, as Crossplane
-// does, and the validators the API server would build for them.
-func build(definition []byte) (*crds, error) {
-	apiVersion, version, defs, err := derive(definition)
+// build builds, for each CRD in file, the validators the API server would
+// build to serve it.
+func build(file []byte) (*crds, error) {
+	apiVersion, version, defs, err := parse(file)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +109,8 @@ func serve(c *extv1.CustomResourceDefinition, version string) (*crd, error) {
 		kind:       c.Spec.Names.Kind,
 		structural: s,
 		validator:  validator,
-		cel:        sync.OnceValue(func() *cel.Validator { return cel.NewValidator(s, true, celconfig.PerCallLimit) }),
+		cel:        sync.OnceValue(func() *celCreate { return newCELCreate(s, celconfig.PerCallLimit) }),
+		celUpdate:  sync.OnceValue(func() *cel.Validator { return cel.NewValidator(s, true, celconfig.PerCallLimit) }),
 	}
 	if sr := v.Subresources; sr != nil {
 		out.hasStatus = sr.Status != nil

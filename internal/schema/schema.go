@@ -4,9 +4,10 @@
 // (x-kubernetes-validations), exactly as kube-apiserver does for the claim
 // and composite resource CRDs Crossplane generates from the XRD.
 //
-// The CRDs are derived from the embedded XRDs with Crossplane's own
+// The CRDs are those Crossplane derives from the XRDs, with its own
 // generator (crossplane-runtime's xcrd, the code Crossplane core runs), so
-// the fields Crossplane adds are known and validated as on a cluster. Claims
+// the fields Crossplane adds are known and validated as on a cluster; make
+// generate writes them to crds/ (see package derive). Claims
 // is the claim shape's schema
 // (compositions/definition.yaml: spec.compositionRef, spec.claimRef,
 // spec.resourceRefs, status.conditions, ...); V2 is the Crossplane v2
@@ -34,8 +35,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/flux-framework/minicluster-crossplane/compositions"
 )
 
 // crd is what the API server builds to serve one kind (its
@@ -46,10 +45,13 @@ type crd struct {
 	structural *structuralschema.Structural
 	validator  validation.SchemaValidator
 	// cel is built on first use of the kind: compiling the XRD's rules
-	// keeps about 9 MiB of programs per kind, and allocates four times as
+	// keeps megabytes of programs per kind, and allocates four times as
 	// much on the way, while a function on a control plane of one shape
-	// only ever validates one of the XRD's kinds (the composite).
-	cel       func() *cel.Validator
+	// only ever validates one of the XRD's kinds (the composite). It holds
+	// the create-time rules only (see celCreate); celUpdate, all of them,
+	// for the tests' ValidateUpdate.
+	cel       func() *celCreate
+	celUpdate func() *cel.Validator
 	scale     *apiextensions.CustomResourceSubresourceScale
 	hasStatus bool
 }
@@ -66,22 +68,22 @@ type Schema struct {
 	load func() (*crds, error)
 }
 
-func newSchema(definition []byte) *Schema {
-	return &Schema{load: sync.OnceValues(func() (*crds, error) { return build(definition) })}
+func newSchema(crdFile []byte) *Schema {
+	return &Schema{load: sync.OnceValues(func() (*crds, error) { return build(crdFile) })}
 }
 
 var (
 	// Claims is the schema of the claim shape's XRD
 	// (compositions/definition.yaml): the namespaced claim MiniCluster and
 	// the cluster-scoped composite XMiniCluster.
-	Claims = newSchema(compositions.Definition)
+	Claims = newSchema(claimsCRDs)
 	// V2 is the schema of the Crossplane v2 shape's XRD
 	// (compositions/v2/definition.yaml): the namespaced composite
 	// MiniCluster, whose spec.crossplane holds Crossplane's fields
 	// (compositionRef, resourceRefs, ...) where a claim has them at the top
 	// of spec. Its one kind has the claim's name, which is why it is a
 	// Schema of its own.
-	V2 = newSchema(compositions.DefinitionV2)
+	V2 = newSchema(v2CRDs)
 )
 
 // Load builds the validators (once) and returns an error if the embedded XRD

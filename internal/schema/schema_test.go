@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flux-framework/minicluster-crossplane/compositions"
+	"github.com/flux-framework/minicluster-crossplane/internal/schema/derive"
 )
 
 func TestLoad(t *testing.T) {
@@ -102,7 +105,15 @@ func TestV2Definition(t *testing.T) {
 	def = strings.Replace(def, "apiVersion: apiextensions.crossplane.io/v1", "apiVersion: apiextensions.crossplane.io/v2", 1)
 	def = regexp.MustCompile(`(?s)  claimNames:.*?  defaultCompositionRef:`).ReplaceAllString(def, "  defaultCompositionRef:")
 	def = strings.Replace(def, "scope: LegacyCluster", "scope: Namespaced", 1)
-	c, err := build([]byte(def))
+	defs, err := derive.CRDs([]byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := derive.YAML(defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := build(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,4 +146,43 @@ func TestConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestCRDsAreDerived holds the embedded CRDs to the XRDs: each file is what
+// Crossplane's generator derives from its shape's XRD today.
+func TestCRDsAreDerived(t *testing.T) {
+	cases := map[string]struct {
+		reason     string
+		definition []byte
+		file       string
+		embedded   []byte
+	}{
+		"Claims": {
+			reason:     "crds/claims.yaml is derived from compositions/definition.yaml.",
+			definition: compositions.Definition,
+			file:       "crds/claims.yaml",
+			embedded:   claimsCRDs,
+		},
+		"V2": {
+			reason:     "crds/v2.yaml is derived from compositions/v2/definition.yaml.",
+			definition: compositions.DefinitionV2,
+			file:       "crds/v2.yaml",
+			embedded:   v2CRDs,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			defs, err := derive.CRDs(tc.definition)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := derive.YAML(defs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(tc.embedded)); diff != "" {
+				t.Errorf("%s\n%s is stale: run make generate\n-derived, +embedded:\n%s", tc.reason, tc.file, diff)
+			}
+		})
+	}
 }

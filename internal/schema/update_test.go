@@ -49,7 +49,7 @@ func (s *Schema) ValidateUpdate(ctx context.Context, obj, old map[string]any) fi
 	if blocked(errs) {
 		return append(errs, field.Invalid(nil, nil, blockedMessage))
 	}
-	celErrs, _ := c.cel().Validate(ctx, nil, c.structural, obj, old, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
+	celErrs, _ := c.celUpdate().Validate(ctx, nil, c.structural, obj, old, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
 	return append(errs, sorted(celErrs)...)
 }
 

@@ -38,7 +38,8 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]any) field.ErrorLi
 	if blocked(errs) {
 		return append(errs, field.Invalid(nil, nil, blockedMessage))
 	}
-	celErrs, _ := c.cel().Validate(ctx, nil, c.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+	create := c.cel()
+	celErrs, _ := create.validator.Validate(ctx, nil, create.structural, obj, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, sorted(celErrs)...)
 }
 
