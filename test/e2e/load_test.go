@@ -59,6 +59,10 @@ var targetWritesRatio = map[driver.Shape]float64{driver.ShapeClaims: 2.0, driver
 
 const targetTimeRatio = 1.5
 
+// targetFunctionRSSMiB is issue #36's: the function's RSS under make load's
+// 100 MiniClusters at most the whole Flux Operator's (61 MiB).
+const targetFunctionRSSMiB = 61
+
 // loadComparison sets a load run beside the operator's figures.
 type loadComparison struct {
 	OperatorAllObjectsSeconds float64 `json:"operatorAllObjectsSeconds"`
@@ -98,6 +102,18 @@ type loadReport struct {
 	FunctionCPUPerCallMs float64 `json:"functionCpuPerCallMs"`
 	FunctionRSSMiB       float64 `json:"functionRssMiB"`
 	FunctionPeakRSSMiB   float64 `json:"functionPeakRssMiB"`
+	// The function's RSS split into anonymous memory (heap, stacks) and
+	// file pages (its binary), and what holds its live heap: a heap
+	// profile of its --pprof-address taken with the other figures, after
+	// a collection. The profile itself is written beside the report
+	// (<report>.heap.pb.gz) for go tool pprof.
+	FunctionRSSAnonMiB   float64          `json:"functionRssAnonMiB"`
+	FunctionRSSFileMiB   float64          `json:"functionRssFileMiB"`
+	FunctionHeapLiveMiB  float64          `json:"functionHeapLiveMiB"`
+	FunctionHeapByModule []harness.Holder `json:"functionHeapByModule"`
+	FunctionHeapTop      []harness.Holder `json:"functionHeapTop"`
+	FunctionRSSTargetMiB float64          `json:"functionRssTargetMiB"`
+	FunctionRSSTargetMet bool             `json:"functionRssTargetMet"`
 	// CPU seconds of the other processes meanwhile, for context.
 	CrossplaneCPUSeconds float64 `json:"crossplaneCpuSeconds"`
 	APIServerCPUSeconds  float64 `json:"apiserverCpuSeconds"`
@@ -289,6 +305,10 @@ func TestLoad(t *testing.T) {
 	})
 	time.Sleep(5 * time.Second)
 	after := usage()
+	heap, err := cp.FunctionHeap(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
 	calls1, err := cp.RunFunctionCalls(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -320,6 +340,9 @@ func TestLoad(t *testing.T) {
 		CreatedSeconds: created.Seconds(), AllObjectsSeconds: allObjects.Seconds(), AllSyncedSeconds: all.Seconds(), P50Seconds: pct(0.5), P90Seconds: pct(0.9),
 		FunctionCPUSeconds: cpu("function"), FunctionCalls: calls1 - calls0,
 		FunctionRSSMiB: mib(after["function"].RSS), FunctionPeakRSSMiB: mib(after["function"].PeakRSS),
+		FunctionRSSAnonMiB: mib(after["function"].RSSAnon), FunctionRSSFileMiB: mib(after["function"].RSSFile),
+		FunctionHeapLiveMiB: heap.LiveMiB, FunctionHeapByModule: heap.ByModule[:min(8, len(heap.ByModule))], FunctionHeapTop: heap.Top,
+		FunctionRSSTargetMiB: targetFunctionRSSMiB, FunctionRSSTargetMet: mib(after["function"].RSS) <= targetFunctionRSSMiB,
 		CrossplaneCPUSeconds: cpu("crossplane"), APIServerCPUSeconds: cpu("kube-apiserver"), EtcdCPUSeconds: cpu("etcd"),
 		KCMCPUSeconds: cpu("kube-controller-manager"), APIServerCPUMsPerClaim: cpu("kube-apiserver") * 1000 / float64(len(claims)),
 		CrossplaneRSSMiB: mib(after["crossplane"].RSS), CrossplanePeakRSSMiB: mib(after["crossplane"].PeakRSS),
@@ -410,6 +433,9 @@ func TestLoad(t *testing.T) {
 	t.Logf("load: writes per claim while converging: %.1f, of which Crossplane %.1f:\n  %s", r.WritesPerClaim, r.CrossplaneWritesPerClaim, topEntries(r.WritesPerClaimByWriter, 30))
 	t.Logf("load: kube-apiserver %.0f ms CPU per MiniCluster; Crossplane RSS %.0f MiB (peak %.0f), function RSS %.0f MiB (peak %.0f)",
 		r.APIServerCPUMsPerClaim, r.CrossplaneRSSMiB, r.CrossplanePeakRSSMiB, r.FunctionRSSMiB, r.FunctionPeakRSSMiB)
+	t.Logf("load: function RSS %.1f MiB (target %.0f: %s) = %.1f anonymous + %.1f file pages; live heap %.1f MiB, by module: %v; top: %v",
+		r.FunctionRSSMiB, r.FunctionRSSTargetMiB, met(r.FunctionRSSTargetMet), r.FunctionRSSAnonMiB, r.FunctionRSSFileMiB,
+		r.FunctionHeapLiveMiB, r.FunctionHeapByModule, r.FunctionHeapTop)
 	if c := r.Operator; c != nil {
 		t.Logf("load: against the Flux Operator (issue #14's figures for %d): every object after %.1fs vs %.1fs (%.1fx, target %.1fx: %s); "+
 			"%.1f API writes per MiniCluster vs %.1f (%.1fx, target %.1fx with %s: %s)",
@@ -424,7 +450,11 @@ func TestLoad(t *testing.T) {
 		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("wrote %s", path)
+		profile := strings.TrimSuffix(path, ".json") + ".heap.pb.gz"
+		if err := os.WriteFile(profile, heap.Profile, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s and the function's heap profile %s (go tool pprof -top %s)", path, profile, profile)
 	}
 }
 

@@ -33,13 +33,13 @@ func (cp *ControlPlane) writeKubeconfig(file, user string, groups ...string) (*r
 
 // setupPKI allocates ports and writes every certificate, key and kubeconfig.
 func (cp *ControlPlane) setupPKI(_ context.Context) error {
-	ports, err := freePorts(9)
+	ports, err := freePorts(10)
 	if err != nil {
 		return err
 	}
 	p := &cp.ports
-	p.etcd, p.etcdPeer, p.apiserver, p.kcm, p.xpMetrics, p.xpHealth, p.xpWebhook, p.fn, p.fnMetrics =
-		ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6], ports[7], ports[8]
+	p.etcd, p.etcdPeer, p.apiserver, p.kcm, p.xpMetrics, p.xpHealth, p.xpWebhook, p.fn, p.fnMetrics, p.fnPprof =
+		ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6], ports[7], ports[8], ports[9]
 	cp.FunctionAddress = "127.0.0.1:" + strconv.Itoa(p.fn)
 
 	dir := filepath.Join(cp.Dir, "pki")

@@ -51,6 +51,7 @@ func (cp *ControlPlane) functionArgs() []string {
 		"--address=" + cp.FunctionAddress,
 		"--tls-server-certs-dir=" + cp.pki.fnServerDir,
 		"--metrics-address=127.0.0.1:" + strconv.Itoa(cp.ports.fnMetrics),
+		"--pprof-address=127.0.0.1:" + strconv.Itoa(cp.ports.fnPprof),
 	}
 	if cp.opts.Debug {
 		args = append(args, "--debug")

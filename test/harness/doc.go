@@ -95,7 +95,9 @@
 //     MiniCluster's writes and composition runs, WriterOf, WriteKey,
 //     OfMiniCluster, StartsCompositionRun, EndsCompositionRun
 //     (measure_writes.go); APIServerRequests, EtcdWrites, RunFunctionCalls
-//     (measure_metrics.go); Pids, ProcessUsage (measure_usage.go).
+//     (measure_metrics.go); Pids, ProcessUsage (measure_usage.go);
+//     FunctionHeap, SumHeap: what holds the function's live heap, from a
+//     heap profile of its --pprof-address (measure_heap.go).
 //   - Processes: StartProcess, StartProvider, BuildBinary, FreePorts
 //     (process_external.go); the child process every component runs as
 //     (process.go); polling until something is ready (process_wait.go);

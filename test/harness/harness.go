@@ -69,7 +69,7 @@ type ControlPlane struct {
 	tmpDir bool // Dir was made by Start and is removed by Stop unless KeepDir
 
 	ports struct {
-		etcd, etcdPeer, apiserver, kcm, xpMetrics, xpHealth, xpWebhook, fn, fnMetrics int
+		etcd, etcdPeer, apiserver, kcm, xpMetrics, xpHealth, xpWebhook, fn, fnMetrics, fnPprof int
 	}
 	pki struct {
 		ca          *certAuthority

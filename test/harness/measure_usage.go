@@ -35,6 +35,9 @@ type Usage struct {
 	// RSS is the resident set size now (VmRSS), PeakRSS its high-water mark
 	// (VmHWM), in bytes.
 	RSS, PeakRSS int64
+	// RSSAnon and RSSFile split RSS: anonymous memory (the heap, stacks)
+	// and file pages (mostly the binary's own code and data).
+	RSSAnon, RSSFile int64
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every
@@ -82,6 +85,10 @@ func ProcessUsage(pid int) (Usage, error) {
 			dst = &u.RSS
 		case "VmHWM":
 			dst = &u.PeakRSS
+		case "RssAnon":
+			dst = &u.RSSAnon
+		case "RssFile":
+			dst = &u.RSSFile
 		default:
 			continue
 		}

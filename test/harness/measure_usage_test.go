@@ -16,8 +16,8 @@ func TestProcessUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.CPU <= 0 || u.RSS <= 0 || u.PeakRSS < u.RSS {
-		t.Errorf("ProcessUsage(self) = %+v, want CPU > 0 and 0 < RSS <= PeakRSS", u)
+	if u.CPU <= 0 || u.RSS <= 0 || u.PeakRSS < u.RSS || u.RSSAnon <= 0 || u.RSSFile <= 0 || u.RSSAnon+u.RSSFile > u.RSS {
+		t.Errorf("ProcessUsage(self) = %+v, want CPU > 0, 0 < RSS <= PeakRSS and RssAnon, RssFile > 0 within RSS", u)
 	}
 	if _, err := ProcessUsage(-1); err == nil {
 		t.Error("ProcessUsage(-1) did not fail")
